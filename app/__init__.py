@@ -1,0 +1,54 @@
+"""Caseward: guarded, exactly-once money actions for Shopify + Stripe support.
+
+``create_app`` is the only way to build the web application; workers and
+commands build what they need from :class:`app.settings.Settings` directly.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask
+
+from app.cli import register_commands
+from app.db import db
+from app.queue import redis_ext
+from app.settings import Settings
+from app.web import register_blueprints
+from app.web.errors import register_error_handlers
+
+
+def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
+    """Build the app from ``config``: a :class:`Settings`, or overrides of the environment."""
+    if isinstance(config, Settings):
+        settings = config.completed()
+    else:
+        settings = Settings.from_env(**dict(config or {}))
+
+    app = Flask(__name__, instance_path=str(settings.instance_path.resolve()))
+    settings.instance_path.mkdir(parents=True, exist_ok=True)
+    app.config.update(
+        CASEWARD_SETTINGS=settings,
+        SECRET_KEY=settings.secret_key or _instance_secret(settings),
+        TESTING=settings.testing,
+        JSON_SORT_KEYS=False,
+    )
+
+    db.init_app(app)
+    redis_ext.init_app(app)
+
+    register_blueprints(app)
+    register_error_handlers(app)
+    register_commands(app)
+    return app
+
+
+def _instance_secret(settings: Settings) -> str:
+    """A per-installation secret for the embedded default, kept beside the SQLite file."""
+    path = settings.instance_path / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(48))
+        path.chmod(0o600)
+    return path.read_text().strip()

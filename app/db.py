@@ -1,0 +1,85 @@
+"""Database wiring: one engine per process, one session per request or job.
+
+Domain code receives a :class:`sqlalchemy.orm.Session` as an explicit argument;
+only the web layer reaches for the request-scoped session below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, current_app, g
+from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+
+# Stable constraint names keep Alembic migrations identical on SQLite and PostgreSQL.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def make_engine(database_url: str, **options: Any) -> Engine:
+    """Create an engine with the settings every Caseward process wants."""
+    if database_url.startswith("sqlite"):
+        engine = create_engine(
+            database_url, connect_args={"check_same_thread": False, "timeout": 30}, **options
+        )
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(database_url, pool_pre_ping=True, **options)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.close()
+
+
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+class Database:
+    """Flask extension holding the engine and handing out request-scoped sessions."""
+
+    def init_app(self, app: Flask) -> None:
+        engine = make_engine(app.config["CASEWARD_SETTINGS"].database_url)
+        app.extensions["caseward.db"] = DatabaseState(engine, make_session_factory(engine))
+        app.teardown_appcontext(_close_request_session)
+
+    @staticmethod
+    def state(app: Flask) -> DatabaseState:
+        state: DatabaseState = app.extensions["caseward.db"]
+        return state
+
+
+class DatabaseState:
+    def __init__(self, engine: Engine, session_factory: sessionmaker[Session]) -> None:
+        self.engine = engine
+        self.session_factory = session_factory
+
+
+def request_session() -> Session:
+    """The session of the current app context, opened on first use."""
+    if "db_session" not in g:
+        g.db_session = Database.state(current_app).session_factory()
+    session: Session = g.db_session
+    return session
+
+
+def _close_request_session(_exc: BaseException | None) -> None:
+    session: Session | None = g.pop("db_session", None)
+    if session is not None:
+        session.close()
+
+
+db = Database()

@@ -1,0 +1,39 @@
+"""Alembic, driven from code: the same revisions for the CLI, the app and the tests."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection
+
+MIGRATIONS_PATH = Path(__file__).resolve().parent.parent / "migrations"
+
+
+def alembic_config(database_url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_PATH))
+    # ConfigParser interpolation would eat the '%' of URL-encoded passwords.
+    config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
+    return config
+
+
+def upgrade(database_url: str, revision: str = "head") -> None:
+    command.upgrade(alembic_config(database_url), revision)
+
+
+def downgrade(database_url: str, revision: str) -> None:
+    command.downgrade(alembic_config(database_url), revision)
+
+
+@lru_cache(maxsize=1)
+def head_revision() -> str | None:
+    return ScriptDirectory(str(MIGRATIONS_PATH)).get_current_head()
+
+
+def current_revision(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()

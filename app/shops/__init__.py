@@ -1,0 +1,1 @@
+"""Shops: the tenant every other record belongs to."""

