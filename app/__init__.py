@@ -17,6 +17,7 @@ from app.db import db
 from app.queue import redis_ext
 from app.settings import Settings
 from app.web import register_blueprints
+from app.web.auth import SignedStaffToken
 from app.web.errors import register_error_handlers
 
 
@@ -38,6 +39,8 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
 
     db.init_app(app)
     redis_ext.init_app(app)
+    app.extensions["caseward.staff_token"] = SignedStaffToken(app.config["SECRET_KEY"])
+    app.extensions["caseward.authenticators"] = [app.extensions["caseward.staff_token"]]
 
     register_blueprints(app)
     register_error_handlers(app)

@@ -17,6 +17,7 @@ MIGRATIONS_PATH = Path(__file__).resolve().parent.parent / "migrations"
 def alembic_config(database_url: str) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_PATH))
+    config.set_main_option("file_template", "%%(rev)s")
     # ConfigParser interpolation would eat the '%' of URL-encoded passwords.
     config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
     return config
@@ -28,6 +29,17 @@ def upgrade(database_url: str, revision: str = "head") -> None:
 
 def downgrade(database_url: str, revision: str) -> None:
     command.downgrade(alembic_config(database_url), revision)
+
+
+def autogenerate(database_url: str, message: str) -> None:
+    slug = "_".join(message.lower().split())
+    number = len(list((MIGRATIONS_PATH / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))) + 1
+    command.revision(
+        alembic_config(database_url),
+        message=message,
+        autogenerate=True,
+        rev_id=f"{number:04d}_{slug}",
+    )
 
 
 @lru_cache(maxsize=1)

@@ -1,5 +1,26 @@
 """Imports every model module so ``Base.metadata`` knows all tables (Alembic, tests)."""
 
-from app.shops.models import Shop
+from app.approvals.models import Approval, Proposal
+from app.audit import AuditEvent, AuditHead
+from app.cases.models import Case, Customer, Order
+from app.connections.models import Connection
+from app.execution.models import Action, ActionAttempt, ProviderEvent, TargetLock
+from app.shops.models import Shop, ShopPolicy, StaffMember
 
-__all__ = ["Shop"]
+__all__ = [
+    "Action",
+    "ActionAttempt",
+    "Approval",
+    "AuditEvent",
+    "AuditHead",
+    "Case",
+    "Connection",
+    "Customer",
+    "Order",
+    "Proposal",
+    "ProviderEvent",
+    "Shop",
+    "ShopPolicy",
+    "StaffMember",
+    "TargetLock",
+]

@@ -29,6 +29,21 @@ class Settings:
     redis_url: str = ""
     secret_key: str = ""
     testing: bool = False
+    # Fernet keys for provider credentials, newest first; generated for the embedded default.
+    encryption_keys: tuple[str, ...] = ()
+    # Empty means the real provider; the demo and tests point it at the sandbox.
+    stripe_api_base: str = ""
+    provider_timeout_seconds: float = 20.0
+    queue_name: str = "caseward"
+    approval_ttl_seconds: int = 24 * 3600
+    # Unknown outcomes: first look at the provider after this, then back off to the max.
+    reconcile_delay_seconds: float = 30.0
+    reconcile_max_delay_seconds: float = 3600.0
+    # A submission still unrecorded after this is treated as unknown (a worker died).
+    stuck_submission_seconds: float = 120.0
+    # Stripe keeps idempotency keys at least 24 h; resend only well inside that.
+    idempotency_key_lifetime_seconds: int = 23 * 3600
+    sweep_interval_seconds: float = 5.0
 
     @property
     def uses_embedded_redis(self) -> bool:
@@ -48,6 +63,13 @@ class Settings:
             redis_url=env.get("REDIS_URL", ""),
             secret_key=env.get("SECRET_KEY", ""),
             testing=_parse_bool(env.get("CASEWARD_TESTING", "0"), "CASEWARD_TESTING"),
+            encryption_keys=tuple(
+                key.strip()
+                for key in env.get("CASEWARD_ENCRYPTION_KEYS", "").split(",")
+                if key.strip()
+            ),
+            stripe_api_base=env.get("STRIPE_API_BASE", ""),
+            **_numbers(env),
         )
         unknown = set(overrides) - {f.name for f in fields(cls)}
         if unknown:
@@ -69,6 +91,35 @@ def normalise_database_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     return url
+
+
+_NUMERIC_SETTINGS: dict[str, tuple[str, type[int] | type[float]]] = {
+    "provider_timeout_seconds": ("CASEWARD_PROVIDER_TIMEOUT", float),
+    "approval_ttl_seconds": ("CASEWARD_APPROVAL_TTL", int),
+    "reconcile_delay_seconds": ("CASEWARD_RECONCILE_DELAY", float),
+    "reconcile_max_delay_seconds": ("CASEWARD_RECONCILE_MAX_DELAY", float),
+    "stuck_submission_seconds": ("CASEWARD_STUCK_SUBMISSION", float),
+    "idempotency_key_lifetime_seconds": ("CASEWARD_IDEMPOTENCY_KEY_LIFETIME", int),
+    "sweep_interval_seconds": ("CASEWARD_SWEEP_INTERVAL", float),
+}
+
+
+def _numbers(env: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for field_name, (variable, kind) in _NUMERIC_SETTINGS.items():
+        raw = env.get(variable)
+        if raw is None or raw == "":
+            continue
+        try:
+            value = kind(raw)
+        except ValueError as exc:
+            raise SettingsError(
+                f"{variable} must be a {kind.__name__} (seconds), got {raw!r}"
+            ) from exc
+        if value < 0:
+            raise SettingsError(f"{variable} must not be negative, got {raw!r}")
+        values[field_name] = value
+    return values
 
 
 def _parse_bool(value: str, name: str) -> bool:

@@ -1,11 +1,12 @@
-"""The shop row: one per installed Shopify store."""
+"""The tenant and who may act for it: shops, staff roles, versioned policies."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import DateTime, String, Uuid
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.clock import utcnow
@@ -13,10 +14,64 @@ from app.db import Base
 
 
 class Shop(Base):
+    """One installed store.
+
+    ``writes_enabled`` is protection mode: a new shop is read-only, and no write
+    reaches a provider until a signed-in person turns writes on. ``kill_switch``
+    stops every queued execution of the shop at once.
+    """
+
     __tablename__ = "shops"
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     # The permanent myshopify.com domain: Shopify's stable identifier for a store.
     domain: Mapped[str] = mapped_column(String(255), unique=True)
     name: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    writes_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    writes_enabled_by: Mapped[str | None] = mapped_column(String(255))
+    writes_enabled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    kill_switch: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class StaffRole:
+    """What a staff member may do. Anything else is denied."""
+
+    VIEWER = "viewer"  # reads cases
+    PROPOSER = "proposer"  # reads, proposes actions
+    APPROVER = "approver"  # proposes, approves up to ``approval_limits``
+    OWNER = "owner"  # approves up to ``approval_limits``, changes settings
+
+    ALL = (VIEWER, PROPOSER, APPROVER, OWNER)
+    CAN_PROPOSE = (PROPOSER, APPROVER, OWNER)
+    CAN_APPROVE = (APPROVER, OWNER)
+    OWNER_ONLY = (OWNER,)
+
+
+class StaffMember(Base):
+    __tablename__ = "staff_members"
+    __table_args__ = (UniqueConstraint("shop_id", "user_id"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    # The identity the staff token carries (Shopify's user id, ``sub``).
+    user_id: Mapped[str] = mapped_column(String(255))
+    email: Mapped[str | None] = mapped_column(String(320))
+    role: Mapped[str] = mapped_column(String(32))
+    # Currency -> highest amount (minor units) this person may approve; absent means none.
+    approval_limits: Mapped[dict[str, int]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ShopPolicy(Base):
+    """An immutable version of a shop's policy; a change writes a new version."""
+
+    __tablename__ = "shop_policies"
+    __table_args__ = (UniqueConstraint("shop_id", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    rules: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_by: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from flask import Flask
 
+from app.web.api import bp as api_bp
 from app.web.health import bp as health_bp
+from app.web.operator import bp as operator_bp
+from app.web.webhooks import bp as webhooks_bp
 
 
 def register_blueprints(app: Flask) -> None:
     app.register_blueprint(health_bp)
+    app.register_blueprint(api_bp)
+    app.register_blueprint(webhooks_bp)
+    app.register_blueprint(operator_bp)

@@ -21,4 +21,4 @@ def test_migrations_round_trip(database_url: str, migrated_database_url: str) ->
     finally:
         upgrade(database_url)
         engine.dispose()
-    assert head_revision() == "0001_create_shops"
+    assert head_revision() == "0002_money_path_tables"

@@ -40,7 +40,7 @@ def test_fresh_install_runs_on_sqlite_and_embedded_redis(tmp_path: Path) -> None
 
     result = app.test_cli_runner().invoke(args=["db-upgrade"])
     assert result.exit_code == 0, result.output
-    assert "0001_create_shops" in result.output
+    assert "0002_money_path_tables" in result.output
 
     response = app.test_client().get("/health")
     assert response.status_code == 200, response.get_json()

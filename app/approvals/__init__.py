@@ -1,0 +1,1 @@
+"""Proposals and the approvals bound to an exact digest of them."""

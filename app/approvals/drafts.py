@@ -1,0 +1,152 @@
+"""Turning untrusted input (JSON from staff, a macro or an agent) into a :class:`Draft`.
+
+Every refusal names the field and the reason; nothing is guessed or coerced
+(an amount is an integer of minor units, never a float or a string).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from app.errors import InvalidInput
+from app.evaluation import Draft
+from app.guard import LineItemRef
+from app.money import MoneyError, normalise_currency
+from integrations.provider import ActionKind
+
+_TARGET_PREFIXES: dict[ActionKind, tuple[str, ...]] = {
+    ActionKind.REFUND: ("pi_", "ch_"),
+    ActionKind.CUSTOMER_CREDIT: ("cus_",),
+    ActionKind.DISCOUNT: ("cus_",),
+    ActionKind.SUBSCRIPTION_CANCEL: ("sub_",),
+    ActionKind.SUBSCRIPTION_CHANGE: ("sub_",),
+}
+_NEEDS_AMOUNT = (ActionKind.REFUND, ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT)
+_ALLOWED_PARAMS: dict[ActionKind, frozenset[str]] = {
+    ActionKind.REFUND: frozenset({"reason"}),
+    ActionKind.CUSTOMER_CREDIT: frozenset({"description"}),
+    ActionKind.DISCOUNT: frozenset({"percent_off", "amount_off", "duration", "duration_in_months"}),
+    ActionKind.SUBSCRIPTION_CANCEL: frozenset({"at_period_end"}),
+    ActionKind.SUBSCRIPTION_CHANGE: frozenset(
+        {"items", "cancel_at_period_end", "proration_behavior"}
+    ),
+}
+MAX_TEXT = 500
+
+
+def parse_draft(payload: Mapping[str, Any], *, provider: str = "stripe") -> Draft:
+    kind = _kind(payload.get("kind"))
+    target = payload.get("target")
+    if not isinstance(target, str) or not target.startswith(_TARGET_PREFIXES[kind]):
+        expected = " or ".join(f"'{p}...'" for p in _TARGET_PREFIXES[kind])
+        raise InvalidInput(
+            f"a {kind.value} targets a {provider} id like {expected}", field="target"
+        )
+    customer_ref = _optional_text(payload, "customer_ref")
+    if kind in (ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT):
+        customer_ref = target
+    amount, currency = _amount(payload, required=kind in _NEEDS_AMOUNT)
+    params = payload.get("params") or {}
+    if not isinstance(params, Mapping):
+        raise InvalidInput("params must be an object", field="params")
+    unknown = sorted(set(params) - _ALLOWED_PARAMS[kind])
+    if unknown:
+        raise InvalidInput(
+            f"{', '.join(unknown)} is not a parameter of a {kind.value}",
+            field=f"params.{unknown[0]}",
+        )
+    _check_params(kind, params)
+    line_items = _line_items(payload.get("line_items"), kind)
+    return Draft(
+        kind=kind,
+        provider=provider,
+        target=target,
+        customer_ref=customer_ref,
+        amount=amount,
+        currency=currency,
+        line_items=line_items,
+        params=dict(params),
+        reason=_optional_text(payload, "reason"),
+    )
+
+
+def _kind(value: object) -> ActionKind:
+    try:
+        return ActionKind(str(value))
+    except ValueError:
+        choices = ", ".join(k.value for k in ActionKind)
+        raise InvalidInput(f"kind must be one of {choices}", field="kind") from None
+
+
+def _optional_text(payload: Mapping[str, Any], name: str) -> str | None:
+    value = payload.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise InvalidInput(f"{name} must be text of at most {MAX_TEXT} characters", field=name)
+    return value
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _amount(payload: Mapping[str, Any], *, required: bool) -> tuple[int | None, str | None]:
+    amount, currency = payload.get("amount"), payload.get("currency")
+    if amount is None and currency is None and not required:
+        return None, None
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
+        raise InvalidInput(
+            "amount must be a positive integer in the currency's minor unit (4800 for $48.00)",
+            field="amount",
+        )
+    if not isinstance(currency, str):
+        raise InvalidInput("currency must be an ISO 4217 code such as 'usd'", field="currency")
+    try:
+        return amount, normalise_currency(currency)
+    except MoneyError as exc:
+        raise InvalidInput(str(exc), field="currency") from exc
+
+
+def _line_items(value: object, kind: ActionKind) -> tuple[LineItemRef, ...]:
+    if value is None:
+        return ()
+    if kind != ActionKind.REFUND:
+        raise InvalidInput("only refunds name line items", field="line_items")
+    if not isinstance(value, list):
+        raise InvalidInput("line_items must be a list", field="line_items")
+    items = []
+    for index, item in enumerate(value):
+        field = f"line_items[{index}]"
+        if not isinstance(item, Mapping) or not isinstance(item.get("line_id"), str):
+            raise InvalidInput("each line item needs a line_id", field=f"{field}.line_id")
+        if not _is_int(item.get("amount")) or item["amount"] <= 0:
+            raise InvalidInput("a line amount is a positive integer", field=f"{field}.amount")
+        items.append(LineItemRef(line_id=item["line_id"], amount_minor=item["amount"]))
+    return tuple(items)
+
+
+def _check_params(kind: ActionKind, params: Mapping[str, Any]) -> None:
+    if kind == ActionKind.SUBSCRIPTION_CANCEL and not isinstance(params.get("at_period_end"), bool):
+        raise InvalidInput(
+            "say explicitly whether to cancel now (false) or at the period end (true)",
+            field="params.at_period_end",
+        )
+    if kind == ActionKind.DISCOUNT:
+        percent = params.get("percent_off")
+        if percent is not None and (not _is_int(percent) or not 1 <= percent <= 100):
+            raise InvalidInput(
+                "percent_off is a whole number from 1 to 100", field="params.percent_off"
+            )
+        if "amount_off" in params and percent is not None:
+            raise InvalidInput(
+                "give percent_off or amount_off, not both", field="params.amount_off"
+            )
+        if "amount_off" in params and not _is_int(params["amount_off"]):
+            raise InvalidInput("amount_off is an integer of minor units", field="params.amount_off")
+    for name in ("reason", "description"):
+        if name in params and (not isinstance(params[name], str) or len(params[name]) > MAX_TEXT):
+            raise InvalidInput(
+                f"{name} is text of at most {MAX_TEXT} characters", field=f"params.{name}"
+            )

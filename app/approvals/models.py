@@ -1,0 +1,76 @@
+"""A proposed money action and the approvals given to one exact version of it."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, Uuid
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.clock import utcnow
+from app.db import Base
+
+
+class ProposalStatus:
+    """Lifecycle of a proposal.
+
+    ``blocked``: a built-in check or policy refuses it; nothing can approve it.
+    ``awaiting_approval``: checks passed; it needs ``approvals_required`` people.
+    ``approved``: enough valid approvals; an action exists and owns execution.
+    ``rejected``: a person said no. ``superseded``: edited into a new revision.
+    """
+
+    BLOCKED = "blocked"
+    AWAITING_APPROVAL = "awaiting_approval"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+    OPEN = (BLOCKED, AWAITING_APPROVAL)
+
+
+class Proposal(Base):
+    __tablename__ = "proposals"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    case_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("cases.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    provider: Mapped[str] = mapped_column(String(32))
+    target: Mapped[str] = mapped_column(String(255))
+    customer_ref: Mapped[str | None] = mapped_column(String(255))
+    amount: Mapped[int | None] = mapped_column(Integer)
+    currency: Mapped[str | None] = mapped_column(String(3))
+    line_items: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    reason: Mapped[str | None] = mapped_column(Text)
+    proposed_by: Mapped[str] = mapped_column(String(255))
+    # Every edit bumps the revision and the digest; approvals of older digests are void.
+    revision: Mapped[int] = mapped_column(Integer, default=1)
+    status: Mapped[str] = mapped_column(String(32))
+    verdict: Mapped[dict[str, Any]] = mapped_column(JSON)
+    approvals_required: Mapped[int] = mapped_column(Integer, default=1)
+    policy_version: Mapped[int] = mapped_column(Integer)
+    digest: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )
+
+
+class Approval(Base):
+    """One person's approval of one digest. Single-use; void when the proposal changes."""
+
+    __tablename__ = "approvals"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    proposal_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("proposals.id"), index=True)
+    digest: Mapped[str] = mapped_column(String(64))
+    approver: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    consumed_by_action: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    voided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    void_reason: Mapped[str | None] = mapped_column(Text)

@@ -1,0 +1,483 @@
+"""Proposals, and approvals bound to the exact digest of what was reviewed.
+
+The rules this module enforces:
+
+* every proposal, whoever makes it, passes the same checks (:mod:`app.guard`);
+* an approval counts only for the digest it was given to, only once, and only
+  until it expires; editing a proposal voids every approval of it;
+* an approver needs the role and a limit that covers the amount; under the
+  two-person rule the proposer cannot be one of the approvers;
+* the proposal row is locked while it is approved, so two people clicking at
+  once yield one action.
+
+Callers commit, and only then enqueue the returned action.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app import audit
+from app.approvals.digest import action_digest
+from app.approvals.models import Approval, Proposal, ProposalStatus
+from app.cases.models import Case, CaseStatus
+from app.errors import Conflict, Forbidden, NotFound
+from app.evaluation import Draft, Evaluation, evaluate_draft, line_item_refs
+from app.execution.models import Action, ActionStatus
+from app.guard import IdentityLevel, Verdict
+from app.money import Money
+from app.settings import Settings
+from app.shops.models import Shop, StaffRole
+from app.shops.service import current_policy, require_role
+from integrations.provider import ActionKind, PaymentFacts, ProviderAdapter
+
+POLICY_ACTOR_PREFIX = "policy:v"
+
+
+@dataclass(frozen=True)
+class ProposalResult:
+    proposal: Proposal
+    action: Action | None = None
+
+
+def create_proposal(
+    session: Session,
+    *,
+    shop: Shop,
+    case: Case,
+    actor: str,
+    draft: Draft,
+    adapter: ProviderAdapter,
+    settings: Settings,
+    now: datetime,
+) -> ProposalResult:
+    require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, "propose actions")
+    proposal = Proposal(
+        id=uuid.uuid4(), shop_id=shop.id, case_id=case.id, proposed_by=actor, revision=1
+    )
+    evaluation = _apply(
+        session, shop=shop, case=case, proposal=proposal, draft=draft, adapter=adapter, now=now
+    )
+    session.add(proposal)
+    session.flush()
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="proposal.created",
+        actor=actor,
+        case_id=case.id,
+        data=_proposal_audit(proposal, evaluation.verdict),
+        now=now,
+    )
+    return ProposalResult(proposal, _auto_approve(session, shop, case, proposal, settings, now))
+
+
+def revise_proposal(
+    session: Session,
+    *,
+    shop: Shop,
+    proposal_id: uuid.UUID,
+    actor: str,
+    draft: Draft,
+    adapter: ProviderAdapter,
+    settings: Settings,
+    now: datetime,
+) -> ProposalResult:
+    """Edit a proposal: a new revision and digest, every earlier approval void."""
+    require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, "edit proposals")
+    proposal = _locked_proposal(session, shop.id, proposal_id)
+    case = _case(session, shop.id, proposal.case_id)
+    action = _current_action(session, proposal)
+    if action is not None:
+        if action.status != ActionStatus.QUEUED:
+            raise Conflict(
+                f"the approved action is already {action.status}; it can no longer be edited",
+                code="already_executing",
+            )
+        # Approved but not yet sent: the worker will see the digest change and send nothing.
+        _halt(session, action, "the proposal was edited after approval", actor, now)
+    elif proposal.status not in ProposalStatus.OPEN:
+        raise Conflict(f"a {proposal.status} proposal cannot be edited", code="proposal_closed")
+    _void_approvals(session, proposal, "the proposal was edited", now)
+    proposal.revision += 1
+    evaluation = _apply(
+        session, shop=shop, case=case, proposal=proposal, draft=draft, adapter=adapter, now=now
+    )
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="proposal.revised",
+        actor=actor,
+        case_id=case.id,
+        data=_proposal_audit(proposal, evaluation.verdict),
+        now=now,
+    )
+    return ProposalResult(proposal, _auto_approve(session, shop, case, proposal, settings, now))
+
+
+def approve_proposal(
+    session: Session,
+    *,
+    shop: Shop,
+    proposal_id: uuid.UUID,
+    actor: str,
+    digest: str,
+    adapter: ProviderAdapter,
+    settings: Settings,
+    now: datetime,
+) -> ProposalResult:
+    member = require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, "approve actions")
+    proposal = _locked_proposal(session, shop.id, proposal_id)
+    if proposal.digest != digest:
+        raise Conflict(
+            "the proposal changed since it was reviewed (now revision "
+            f"{proposal.revision}); review it again before approving",
+            code="stale_digest",
+        )
+    if proposal.status != ProposalStatus.AWAITING_APPROVAL:
+        raise Conflict(
+            f"the proposal is {proposal.status}, not awaiting approval",
+            code=f"proposal_{proposal.status}",
+        )
+    if proposal.amount is not None and proposal.currency is not None:
+        limit = int(member.approval_limits.get(proposal.currency, 0))
+        if proposal.amount > limit:
+            raise Forbidden(
+                f"{actor} may approve up to {Money(limit, proposal.currency)}, "
+                f"not {Money(proposal.amount, proposal.currency)}",
+                code="over_approval_limit",
+            )
+    if proposal.approvals_required > 1 and actor == proposal.proposed_by:
+        raise Forbidden(
+            "this amount needs two people other than the proposer; the proposer cannot approve it",
+            code="two_person_rule",
+        )
+    valid = _valid_approvals(session, proposal, now)
+    if any(approval.approver == actor for approval in valid):
+        raise Conflict(f"{actor} has already approved this proposal", code="already_approved")
+
+    # Facts may have moved since the proposal was made: check again before anyone commits to it.
+    case = _case(session, shop.id, proposal.case_id)
+    evaluation = _evaluate(session, shop, case, proposal, _draft_of(proposal), adapter, now)
+    if evaluation.verdict.outcome == "blocked":
+        proposal.status = ProposalStatus.BLOCKED
+        proposal.verdict = evaluation.verdict.to_dict()
+        audit.record(
+            session,
+            shop_id=shop.id,
+            kind="proposal.blocked_at_approval",
+            actor=actor,
+            case_id=case.id,
+            data={"verdict": proposal.verdict},
+            now=now,
+        )
+        return ProposalResult(proposal)
+
+    approval = Approval(
+        shop_id=shop.id,
+        proposal_id=proposal.id,
+        digest=digest,
+        approver=actor,
+        created_at=now,
+        expires_at=now + timedelta(seconds=settings.approval_ttl_seconds),
+    )
+    session.add(approval)
+    session.flush()
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="proposal.approved",
+        actor=actor,
+        case_id=case.id,
+        data={"digest": digest, "revision": proposal.revision},
+        now=now,
+    )
+    valid.append(approval)
+    if len(valid) < proposal.approvals_required:
+        return ProposalResult(proposal)
+    action = _create_action(session, shop, case, proposal, valid, now)
+    return ProposalResult(proposal, action)
+
+
+def reject_proposal(
+    session: Session,
+    *,
+    shop: Shop,
+    proposal_id: uuid.UUID,
+    actor: str,
+    reason: str,
+    now: datetime,
+) -> Proposal:
+    require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, "reject actions")
+    proposal = _locked_proposal(session, shop.id, proposal_id)
+    if proposal.status not in ProposalStatus.OPEN:
+        raise Conflict(f"the proposal is {proposal.status}", code=f"proposal_{proposal.status}")
+    proposal.status = ProposalStatus.REJECTED
+    _void_approvals(session, proposal, "the proposal was rejected", now)
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="proposal.rejected",
+        actor=actor,
+        case_id=proposal.case_id,
+        data={"reason": reason},
+        now=now,
+    )
+    return proposal
+
+
+# ------------------------------------------------------------------ internals
+
+
+def _apply(
+    session: Session,
+    *,
+    shop: Shop,
+    case: Case,
+    proposal: Proposal,
+    draft: Draft,
+    adapter: ProviderAdapter,
+    now: datetime,
+) -> Evaluation:
+    evaluation = _evaluate(session, shop, case, proposal, draft, adapter, now)
+    customer_ref = draft.customer_ref
+    if customer_ref is None and isinstance(evaluation.facts, PaymentFacts):
+        customer_ref = evaluation.facts.customer_id
+    verdict = evaluation.verdict
+    proposal.kind = draft.kind.value
+    proposal.provider = draft.provider
+    proposal.target = draft.target
+    proposal.customer_ref = customer_ref
+    proposal.amount = draft.amount
+    proposal.currency = draft.currency
+    proposal.line_items = [
+        {"line_id": i.line_id, "amount": i.amount_minor} for i in draft.line_items
+    ]
+    proposal.params = dict(draft.params)
+    proposal.reason = draft.reason
+    proposal.verdict = verdict.to_dict()
+    proposal.policy_version = verdict.policy_version
+    proposal.approvals_required = verdict.approvals_required
+    proposal.status = (
+        ProposalStatus.BLOCKED if verdict.outcome == "blocked" else ProposalStatus.AWAITING_APPROVAL
+    )
+    proposal.digest = action_digest(
+        shop_id=shop.id,
+        provider=proposal.provider,
+        kind=proposal.kind,
+        target=proposal.target,
+        customer_ref=proposal.customer_ref,
+        amount=proposal.amount,
+        currency=proposal.currency,
+        line_items=proposal.line_items,
+        params=proposal.params,
+        policy_version=proposal.policy_version,
+    )
+    if proposal.status == ProposalStatus.AWAITING_APPROVAL and case.status == CaseStatus.OPEN:
+        case.status = CaseStatus.AWAITING_APPROVAL
+    return evaluation
+
+
+def _evaluate(
+    session: Session,
+    shop: Shop,
+    case: Case,
+    proposal: Proposal,
+    draft: Draft,
+    adapter: ProviderAdapter,
+    now: datetime,
+) -> Evaluation:
+    return evaluate_draft(
+        session,
+        shop=shop,
+        draft=draft,
+        identity_level=IdentityLevel(case.identity_level),
+        proposed_by=proposal.proposed_by,
+        policy=current_policy(session, shop.id),
+        adapter=adapter,
+        now=now,
+    )
+
+
+def _draft_of(proposal: Proposal) -> Draft:
+    return Draft(
+        kind=ActionKind(proposal.kind),
+        provider=proposal.provider,
+        target=proposal.target,
+        customer_ref=proposal.customer_ref,
+        amount=proposal.amount,
+        currency=proposal.currency,
+        line_items=line_item_refs(proposal.line_items),
+        params=dict(proposal.params),
+        reason=proposal.reason,
+    )
+
+
+def _auto_approve(
+    session: Session, shop: Shop, case: Case, proposal: Proposal, settings: Settings, now: datetime
+) -> Action | None:
+    """An explicit shop policy may approve small actions itself; by default it never does."""
+    if proposal.status != ProposalStatus.AWAITING_APPROVAL:
+        return None
+    if proposal.verdict.get("outcome") != "allowed_by_policy":
+        return None
+    approval = Approval(
+        shop_id=shop.id,
+        proposal_id=proposal.id,
+        digest=proposal.digest,
+        approver=f"{POLICY_ACTOR_PREFIX}{proposal.policy_version}",
+        created_at=now,
+        expires_at=now + timedelta(seconds=settings.approval_ttl_seconds),
+    )
+    session.add(approval)
+    session.flush()
+    return _create_action(session, shop, case, proposal, [approval], now)
+
+
+def _create_action(
+    session: Session,
+    shop: Shop,
+    case: Case,
+    proposal: Proposal,
+    approvals: list[Approval],
+    now: datetime,
+) -> Action:
+    action_id = uuid.uuid4()
+    action = Action(
+        id=action_id,
+        shop_id=shop.id,
+        case_id=case.id,
+        proposal_id=proposal.id,
+        proposal_revision=proposal.revision,
+        digest=proposal.digest,
+        kind=proposal.kind,
+        provider=proposal.provider,
+        target=proposal.target,
+        customer_ref=proposal.customer_ref,
+        amount=proposal.amount,
+        currency=proposal.currency,
+        line_items=list(proposal.line_items),
+        params=dict(proposal.params),
+        # Derived from the action alone and stored now, before any call: every send of
+        # this action, by any worker, after any crash, uses this key and no other.
+        idempotency_key=f"caseward-action-{action_id}",
+        status=ActionStatus.QUEUED,
+        approved_by=[approval.approver for approval in approvals],
+        approval_expires_at=min(approval.expires_at for approval in approvals),
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(action)
+    session.flush()
+    for approval in approvals:
+        approval.consumed_by_action = action.id
+    proposal.status = ProposalStatus.APPROVED
+    case.status = CaseStatus.EXECUTING
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="action.queued",
+        actor=approvals[-1].approver,
+        case_id=case.id,
+        action_id=action.id,
+        data={
+            "digest": action.digest,
+            "approved_by": action.approved_by,
+            "idempotency_key": action.idempotency_key,
+            "kind": action.kind,
+            "target": action.target,
+            "amount": action.amount,
+            "currency": action.currency,
+        },
+        now=now,
+    )
+    return action
+
+
+def _valid_approvals(session: Session, proposal: Proposal, now: datetime) -> list[Approval]:
+    return list(
+        session.scalars(
+            select(Approval).where(
+                Approval.proposal_id == proposal.id,
+                Approval.digest == proposal.digest,
+                Approval.voided_at.is_(None),
+                Approval.consumed_by_action.is_(None),
+                Approval.expires_at > now,
+            )
+        )
+    )
+
+
+def _void_approvals(session: Session, proposal: Proposal, reason: str, now: datetime) -> None:
+    for approval in session.scalars(
+        select(Approval).where(
+            Approval.proposal_id == proposal.id,
+            Approval.voided_at.is_(None),
+        )
+    ):
+        approval.voided_at = now
+        approval.void_reason = reason
+
+
+def _halt(session: Session, action: Action, reason: str, actor: str, now: datetime) -> None:
+    action.status = ActionStatus.HALTED
+    action.status_reason = reason
+    audit.record(
+        session,
+        shop_id=action.shop_id,
+        kind="action.halted",
+        actor=actor,
+        case_id=action.case_id,
+        action_id=action.id,
+        data={"reason": reason},
+        now=now,
+    )
+
+
+def _locked_proposal(session: Session, shop_id: uuid.UUID, proposal_id: uuid.UUID) -> Proposal:
+    proposal = session.scalars(
+        select(Proposal)
+        .where(Proposal.id == proposal_id, Proposal.shop_id == shop_id)
+        .with_for_update()
+    ).one_or_none()
+    if proposal is None:
+        raise NotFound("proposal not found")
+    return proposal
+
+
+def _current_action(session: Session, proposal: Proposal) -> Action | None:
+    return session.scalars(
+        select(Action).where(
+            Action.proposal_id == proposal.id, Action.proposal_revision == proposal.revision
+        )
+    ).one_or_none()
+
+
+def _case(session: Session, shop_id: uuid.UUID, case_id: uuid.UUID) -> Case:
+    case = session.scalars(
+        select(Case).where(Case.id == case_id, Case.shop_id == shop_id)
+    ).one_or_none()
+    if case is None:
+        raise NotFound("case not found")
+    return case
+
+
+def _proposal_audit(proposal: Proposal, verdict: Verdict) -> dict[str, object]:
+    return {
+        "proposal_id": str(proposal.id),
+        "revision": proposal.revision,
+        "digest": proposal.digest,
+        "kind": proposal.kind,
+        "target": proposal.target,
+        "amount": proposal.amount,
+        "currency": proposal.currency,
+        "line_items": proposal.line_items,
+        "params": proposal.params,
+        "status": proposal.status,
+        "verdict": verdict.to_dict(),
+    }

@@ -1,0 +1,1 @@
+"""The case file: who is asking, about which orders, and what has happened so far."""

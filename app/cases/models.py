@@ -1,0 +1,76 @@
+"""Customers, their orders and the cases opened for them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.clock import utcnow
+from app.db import Base
+
+
+class Customer(Base):
+    __tablename__ = "customers"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    email: Mapped[str | None] = mapped_column(String(320))
+    name: Mapped[str | None] = mapped_column(String(255))
+    stripe_customer_id: Mapped[str | None] = mapped_column(String(255))
+    shopify_customer_id: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Order(Base):
+    """A store order and the provider payment behind it.
+
+    ``lines`` is a list of ``{"id", "title", "quantity", "paid"}`` with ``paid`` in
+    minor units: what a line-item refund is bounded by.
+    """
+
+    __tablename__ = "orders"
+    __table_args__ = (UniqueConstraint("shop_id", "name"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    customer_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("customers.id"), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    currency: Mapped[str] = mapped_column(String(3))
+    total: Mapped[int] = mapped_column(Integer)
+    payment_provider: Mapped[str] = mapped_column(String(32))
+    payment_id: Mapped[str | None] = mapped_column(String(255))
+    lines: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    fulfilled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class CaseStatus:
+    """Where a case stands. ``needs_attention`` always has a named owner."""
+
+    OPEN = "open"
+    AWAITING_APPROVAL = "awaiting_approval"
+    EXECUTING = "executing"
+    RESOLVED = "resolved"
+    NEEDS_ATTENTION = "needs_attention"
+
+
+class Case(Base):
+    __tablename__ = "cases"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    customer_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("customers.id"))
+    subject: Mapped[str] = mapped_column(String(255))
+    request_text: Mapped[str] = mapped_column(Text, default="")
+    identity_level: Mapped[str] = mapped_column(String(16), default="none")
+    status: Mapped[str] = mapped_column(String(32), default=CaseStatus.OPEN)
+    owner: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )

@@ -1,0 +1,144 @@
+"""Reading and opening cases, always within one shop."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app import audit
+from app.approvals.models import Approval, Proposal
+from app.audit import AuditEvent
+from app.cases.models import Case, Customer, Order
+from app.errors import InvalidInput, NotFound
+from app.execution.models import Action, ActionAttempt
+from app.guard import IdentityLevel
+from app.shops.models import Shop, StaffRole
+from app.shops.service import require_role
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    case: Case
+    customer: Customer | None
+    orders: list[Order]
+    proposals: list[tuple[Proposal, list[Approval]]]
+    actions: list[tuple[Action, list[ActionAttempt]]]
+
+
+def list_cases(session: Session, shop_id: uuid.UUID, status: str | None = None) -> list[Case]:
+    query = select(Case).where(Case.shop_id == shop_id).order_by(Case.updated_at.desc())
+    if status:
+        query = query.where(Case.status == status)
+    return list(session.scalars(query.limit(200)))
+
+
+def get_case(session: Session, shop_id: uuid.UUID, case_id: uuid.UUID) -> Case:
+    case = session.scalars(
+        select(Case).where(Case.id == case_id, Case.shop_id == shop_id)
+    ).one_or_none()
+    if case is None:
+        raise NotFound("case not found")
+    return case
+
+
+def case_file(session: Session, shop_id: uuid.UUID, case_id: uuid.UUID) -> CaseFile:
+    case = get_case(session, shop_id, case_id)
+    customer = session.get(Customer, case.customer_id) if case.customer_id else None
+    orders = (
+        list(
+            session.scalars(
+                select(Order)
+                .where(Order.shop_id == shop_id, Order.customer_id == customer.id)
+                .order_by(Order.created_at)
+            )
+        )
+        if customer
+        else []
+    )
+    proposals = [
+        (p, list(session.scalars(select(Approval).where(Approval.proposal_id == p.id))))
+        for p in session.scalars(
+            select(Proposal)
+            .where(Proposal.shop_id == shop_id, Proposal.case_id == case.id)
+            .order_by(Proposal.created_at)
+        )
+    ]
+    actions = [
+        (
+            a,
+            list(
+                session.scalars(
+                    select(ActionAttempt)
+                    .where(ActionAttempt.action_id == a.id)
+                    .order_by(ActionAttempt.number)
+                )
+            ),
+        )
+        for a in session.scalars(
+            select(Action)
+            .where(Action.shop_id == shop_id, Action.case_id == case.id)
+            .order_by(Action.created_at)
+        )
+    ]
+    return CaseFile(case, customer, orders, proposals, actions)
+
+
+def case_audit(session: Session, shop_id: uuid.UUID, case_id: uuid.UUID) -> list[AuditEvent]:
+    get_case(session, shop_id, case_id)
+    return list(
+        session.scalars(
+            select(AuditEvent)
+            .where(AuditEvent.shop_id == shop_id, AuditEvent.case_id == case_id)
+            .order_by(AuditEvent.seq)
+        )
+    )
+
+
+def open_case(
+    session: Session,
+    *,
+    shop: Shop,
+    actor: str,
+    customer_id: uuid.UUID | None,
+    subject: str,
+    request_text: str,
+    identity_level: str,
+    now: datetime,
+) -> Case:
+    require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, "open cases")
+    try:
+        level = IdentityLevel(identity_level)
+    except ValueError:
+        choices = ", ".join(level.value for level in IdentityLevel)
+        raise InvalidInput(
+            f"identity_level must be one of {choices}", field="identity_level"
+        ) from None
+    if customer_id is not None:
+        customer = session.get(Customer, customer_id)
+        if customer is None or customer.shop_id != shop.id:
+            raise InvalidInput("no such customer in this shop", field="customer_id")
+    case = Case(
+        shop_id=shop.id,
+        customer_id=customer_id,
+        subject=subject,
+        request_text=request_text,
+        identity_level=level.value,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(case)
+    session.flush()
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="case.opened",
+        actor=actor,
+        case_id=case.id,
+        data={"subject": subject, "identity_level": level.value},
+        now=now,
+    )
+    return case

@@ -1,0 +1,30 @@
+"""A shop's credentials for one provider, encrypted at rest."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import Boolean, DateTime, ForeignKey, LargeBinary, String, UniqueConstraint, Uuid
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.clock import utcnow
+from app.db import Base
+
+
+class Connection(Base):
+    __tablename__ = "connections"
+    __table_args__ = (UniqueConstraint("shop_id", "provider"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    account_id: Mapped[str | None] = mapped_column(String(255))
+    livemode: Mapped[bool] = mapped_column(Boolean)
+    # Only ciphertext is stored; ``key_hint`` is the masked form shown to people.
+    encrypted_secret: Mapped[bytes] = mapped_column(LargeBinary)
+    key_hint: Mapped[str] = mapped_column(String(64))
+    # The secret the provider signs webhooks with for this connection.
+    encrypted_webhook_secret: Mapped[bytes | None] = mapped_column(LargeBinary)
+    created_by: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -1,0 +1,48 @@
+"""The domain's exceptions. The web layer turns each into a JSON error with its status.
+
+Every error names what went wrong in ``code`` (stable, for programs), ``message``
+(a sentence for people) and, for bad input, ``field``.
+"""
+
+from __future__ import annotations
+
+
+class CasewardError(Exception):
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str, *, field: str | None = None, code: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        if code is not None:
+            self.code = code
+
+
+class InvalidInput(CasewardError):
+    status = 400
+    code = "invalid_input"
+
+
+class Unauthenticated(CasewardError):
+    status = 401
+    code = "unauthenticated"
+
+
+class Forbidden(CasewardError):
+    """The actor's role, limit or the shop's configuration does not allow this."""
+
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(CasewardError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(CasewardError):
+    """The request was about a state that no longer holds (stale digest, already decided)."""
+
+    status = 409
+    code = "conflict"

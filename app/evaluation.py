@@ -1,0 +1,225 @@
+"""Gather everything the guard needs for one proposed action, then ask it.
+
+Used when a proposal is made or edited, when it is approved, and by the worker
+right before the provider call. Order matters: our own actions are read before
+the provider's facts, so an action of ours that finishes in between is either
+still in our snapshot (counted once, matched by metadata against the provider's
+list) or already visible in the facts read after it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from app.cases.models import Order
+from app.execution.models import Action, ActionStatus
+from app.guard import (
+    IdentityLevel,
+    InFlightAction,
+    InFlightStatus,
+    LineItemRef,
+    PastAction,
+    PolicyRules,
+    ProposedAction,
+    Verdict,
+    evaluate,
+)
+from app.money import Money
+from app.shops.models import Shop
+from app.shops.service import shop_switches
+from integrations.provider import (
+    ActionKind,
+    OrderFacts,
+    OrderLine,
+    ProviderAdapter,
+    ProviderStatus,
+    TargetFacts,
+)
+
+# How our own not-yet-reported statuses read to the guard.
+_IN_FLIGHT_STATUS = {
+    ActionStatus.QUEUED: InFlightStatus.QUEUED,
+    ActionStatus.SUBMITTING: InFlightStatus.SUBMITTED,
+    ActionStatus.UNKNOWN: InFlightStatus.UNKNOWN,
+    ActionStatus.NEEDS_DECISION: InFlightStatus.UNKNOWN,
+}
+
+# Caps and duplicate windows look back this far at most.
+_HISTORY_HORIZON = timedelta(days=366)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """The reviewable content of a proposal or action."""
+
+    kind: ActionKind
+    provider: str
+    target: str
+    customer_ref: str | None
+    amount: int | None
+    currency: str | None
+    line_items: tuple[LineItemRef, ...]
+    params: dict[str, object]
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    verdict: Verdict
+    facts: TargetFacts
+
+
+def evaluate_draft(
+    session: Session,
+    *,
+    shop: Shop,
+    draft: Draft,
+    identity_level: IdentityLevel,
+    proposed_by: str,
+    policy: PolicyRules,
+    adapter: ProviderAdapter,
+    now: datetime,
+    own_action_id: uuid.UUID | None = None,
+) -> Evaluation:
+    """``own_action_id``: when re-checking an approved action, so it is not counted
+    against itself, and so its own write, if it already landed, is recognised."""
+    in_flight, history = _our_actions(session, shop.id, draft, own_action_id, now)
+    order = _order_for(session, shop.id, draft)
+    facts = adapter.facts(draft.kind, draft.target)
+    proposal = ProposedAction(
+        kind=draft.kind,
+        provider=draft.provider,
+        target=draft.target,
+        customer_ref=draft.customer_ref,
+        amount=Money(draft.amount, draft.currency)
+        if draft.amount is not None and draft.currency
+        else None,
+        line_items=draft.line_items,
+        params=draft.params,
+        identity_level=identity_level,
+        proposed_by=proposed_by,
+        proposal_id=str(own_action_id) if own_action_id else None,
+    )
+    verdict = evaluate(
+        proposal,
+        facts,
+        policy=policy,
+        switches=shop_switches(shop),
+        in_flight=in_flight,
+        history=history,
+        order=order,
+        now=now,
+    )
+    return Evaluation(verdict=verdict, facts=facts)
+
+
+def _our_actions(
+    session: Session,
+    shop_id: uuid.UUID,
+    draft: Draft,
+    own_action_id: uuid.UUID | None,
+    now: datetime,
+) -> tuple[tuple[InFlightAction, ...], tuple[PastAction, ...]]:
+    """Our actions not yet reported by the provider, and those it reported, for this shop."""
+    query = select(Action).where(
+        Action.shop_id == shop_id,
+        Action.status.in_(ActionStatus.IN_FLIGHT + ActionStatus.PROVIDER_OPEN),
+        Action.created_at >= now - _HISTORY_HORIZON,
+    )
+    if own_action_id is not None:
+        query = query.where(Action.id != own_action_id)
+    in_flight: list[InFlightAction] = []
+    history: list[PastAction] = []
+    for action in session.scalars(query):
+        amount = (
+            Money(action.amount, action.currency)
+            if action.amount is not None and action.currency
+            else None
+        )
+        if action.status in ActionStatus.IN_FLIGHT:
+            in_flight.append(
+                InFlightAction(
+                    action_id=str(action.id),
+                    kind=ActionKind(action.kind),
+                    target=action.target,
+                    customer_ref=action.customer_ref,
+                    amount=amount,
+                    line_items=line_item_refs(action.line_items),
+                    status=_IN_FLIGHT_STATUS[action.status],
+                )
+            )
+        elif amount is not None:
+            history.append(
+                PastAction(
+                    action_id=str(action.id),
+                    kind=ActionKind(action.kind),
+                    target=action.target,
+                    customer_ref=action.customer_ref,
+                    amount=amount,
+                    line_items=line_item_refs(action.line_items),
+                    status=ProviderStatus(action.status),
+                    created_at=action.created_at,
+                )
+            )
+    return tuple(in_flight), tuple(history)
+
+
+def _order_for(
+    session: Session,
+    shop_id: uuid.UUID,
+    draft: Draft,
+) -> OrderFacts | None:
+    """The store order behind a refunded payment, with what each line already got back."""
+    if draft.kind != ActionKind.REFUND:
+        return None
+    order = session.scalars(
+        select(Order).where(Order.shop_id == shop_id, Order.payment_id == draft.target)
+    ).one_or_none()
+    if order is None:
+        return None
+    refunded_by_line: dict[str, int] = {}
+    done = session.scalars(
+        select(Action).where(
+            Action.shop_id == shop_id,
+            Action.target == draft.target,
+            or_(
+                Action.status == ActionStatus.SUCCEEDED,
+                Action.status == ActionStatus.PENDING,
+                Action.status == ActionStatus.REQUIRES_ACTION,
+            ),
+        )
+    )
+    for action in done:
+        for item in action.line_items:
+            line_id = str(item["line_id"])
+            refunded_by_line[line_id] = refunded_by_line.get(line_id, 0) + int(item["amount"])
+    return OrderFacts(
+        id=str(order.id),
+        name=order.name,
+        currency=order.currency,
+        payment_id=order.payment_id,
+        lines=tuple(
+            OrderLine(
+                id=str(line["id"]),
+                title=str(line["title"]),
+                quantity=int(line["quantity"]),
+                paid=int(line["paid"]),
+                refunded=refunded_by_line.get(str(line["id"]), 0),
+            )
+            for line in order.lines
+        ),
+        fulfilled_at=order.fulfilled_at,
+        delivered_at=order.delivered_at,
+    )
+
+
+def line_item_refs(items: list[dict[str, object]]) -> tuple[LineItemRef, ...]:
+    return tuple(
+        LineItemRef(line_id=str(item["line_id"]), amount_minor=int(str(item["amount"])))
+        for item in items
+    )

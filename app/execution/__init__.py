@@ -1,0 +1,1 @@
+"""Executing approved actions exactly once, and finding out what really happened."""

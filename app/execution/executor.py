@@ -1,0 +1,365 @@
+"""Execute one approved action exactly once, and settle unclear outcomes.
+
+The sequence for a queued action (see ARCHITECTURE.md):
+
+1. In one transaction: lock the action and the target, refuse to send if the
+   shop's switches, the approval's expiry, the digest or the policy version say
+   so, re-run the checks on fresh provider facts, then mark it ``submitting``
+   with an attempt row. The idempotency key was stored when the action was made.
+2. Outside any transaction: one provider call with that key.
+3. In a new transaction: record what the provider answered, or ``unknown``.
+
+An ``unknown`` action is looked up at the provider (:func:`reconcile_action`) and
+only resent, with the same key and parameters, when the provider shows nothing
+and the key is still alive. Nothing here ever makes a second key.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.orm import Session, sessionmaker
+
+from app import audit
+from app.approvals.models import Proposal
+from app.cases.models import Case
+from app.evaluation import Draft, evaluate_draft, line_item_refs
+from app.execution.models import Action, ActionAttempt, ActionStatus, TargetLock
+from app.execution.providers import AdapterFactory
+from app.execution.status import apply_provider_answer, send_back_for_review
+from app.guard import IdentityLevel
+from app.settings import Settings
+from app.shops.service import current_policy, get_shop
+from integrations.provider import (
+    ACTION_ID_METADATA_KEY,
+    ActionKind,
+    ActionRequest,
+    IdempotencyConflict,
+    OutcomeUnknown,
+    ProviderAnswer,
+    ProviderError,
+    ProviderRejected,
+)
+
+SYSTEM_ACTOR = "caseward:worker"
+
+
+@dataclass(frozen=True)
+class ExecutionContext:
+    """What an execution needs from the outside: storage, providers, settings, time."""
+
+    session_factory: sessionmaker[Session]
+    adapters: AdapterFactory
+    settings: Settings
+    clock: Callable[[], datetime]
+
+
+def execute_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
+    """Run a queued action; returns its status afterwards. Safe to call any number of times."""
+    with ctx.session_factory() as session, session.begin():
+        action = _locked_action(session, action_id)
+        if action is None or action.status != ActionStatus.QUEUED:
+            return action.status if action is not None else "missing"
+        attempt_number = _prepare_send(ctx, session, action, purpose="submit")
+        if attempt_number is None:
+            return action.status
+        request = action_request(action)
+    return _send(ctx, action_id, request, attempt_number)
+
+
+def reconcile_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
+    """Find an ``unknown`` action's effect at the provider; resend only if there is none."""
+    now = ctx.clock()
+    with ctx.session_factory() as session, session.begin():
+        action = _locked_action(session, action_id)
+        if action is None or action.status != ActionStatus.UNKNOWN:
+            return action.status if action is not None else "missing"
+        request = action_request(action)
+        adapter = ctx.adapters(session, action.shop_id, action.provider)
+        number = _next_attempt_number(session, action.id)
+        attempt = ActionAttempt(
+            action_id=action.id,
+            number=number,
+            purpose="find",
+            idempotency_key=action.idempotency_key,
+            started_at=now,
+        )
+        session.add(attempt)
+        action.checks_made += 1
+        try:
+            found = adapter.find(request)
+        except ProviderError as exc:
+            attempt.finished_at, attempt.outcome, attempt.detail = ctx.clock(), "error", str(exc)
+            action.next_check_at = now + _backoff(ctx.settings, action.checks_made)
+            return action.status
+        attempt.finished_at = ctx.clock()
+        if found is not None:
+            attempt.outcome = "found"
+            attempt.provider_ref, attempt.provider_status = found.reference, found.status
+            apply_provider_answer(session, action, found, source="reconciliation", now=now)
+            return action.status
+        attempt.outcome = "absent"
+        first_sent = action.first_sent_at or action.created_at
+        key_age = now - _aware(first_sent)
+        if key_age > timedelta(seconds=ctx.settings.idempotency_key_lifetime_seconds):
+            action.status = ActionStatus.NEEDS_DECISION
+            action.status_reason = (
+                "the provider shows no effect and the idempotency key has expired: "
+                "resending could duplicate the action, so a person decides"
+            )
+            send_back_for_review(session, action, action.status_reason, now)
+            return action.status
+        action.status = ActionStatus.QUEUED
+        resend_number = _prepare_send(ctx, session, action, purpose="resubmit")
+        if resend_number is None:
+            return action.status
+    return _send(ctx, action_id, request, resend_number)
+
+
+def refresh_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
+    """Ask the provider for the action's current state and record it (after a webhook)."""
+    now = ctx.clock()
+    with ctx.session_factory() as session, session.begin():
+        action = _locked_action(session, action_id)
+        if action is None:
+            return "missing"
+        if action.status not in _REFRESHABLE:
+            return action.status
+        adapter = ctx.adapters(session, action.shop_id, action.provider)
+        found = adapter.find(action_request(action))
+        if found is not None:
+            apply_provider_answer(session, action, found, source="webhook", now=now)
+        return action.status
+
+
+# Sent (or possibly sent) actions whose provider state may still move.
+_REFRESHABLE = (
+    ActionStatus.SUBMITTING,
+    ActionStatus.UNKNOWN,
+    ActionStatus.NEEDS_DECISION,
+    *ActionStatus.PROVIDER_OPEN,
+)
+
+
+def action_request(action: Action) -> ActionRequest:
+    """The one request for this action; the same on every send."""
+    params: dict[str, object] = dict(action.params)
+    if action.line_items:
+        params["line_items"] = list(action.line_items)
+    return ActionRequest(
+        action_id=str(action.id),
+        kind=ActionKind(action.kind),
+        target=action.target,
+        idempotency_key=action.idempotency_key,
+        amount=action.amount,
+        currency=action.currency,
+        params=params,
+        metadata={ACTION_ID_METADATA_KEY: str(action.id)},
+    )
+
+
+# ------------------------------------------------------------------ internals
+
+
+def _prepare_send(
+    ctx: ExecutionContext, session: Session, action: Action, *, purpose: str
+) -> int | None:
+    """Decide, under the target lock, whether the action may go out; mark it submitting."""
+    now = ctx.clock()
+    _lock_target(session, action)
+    shop = get_shop(session, action.shop_id)
+    proposal = session.get(Proposal, action.proposal_id)
+    stop_reason: str | None = None
+    if shop.kill_switch:
+        stop_reason = "the shop's kill switch is on"
+    elif not shop.writes_enabled:
+        stop_reason = "the shop is in protection mode (read-only)"
+    elif now > _aware(action.approval_expires_at):
+        action.status = ActionStatus.EXPIRED
+        action.status_reason = "the approval expired before the action was executed"
+        send_back_for_review(session, action, action.status_reason, now)
+        return None
+    elif proposal is None or (proposal.digest, proposal.revision) != (
+        action.digest,
+        action.proposal_revision,
+    ):
+        stop_reason = "the proposal changed after it was approved"
+    elif current_policy(session, shop.id).version != proposal.policy_version:
+        stop_reason = "the shop's policy changed after approval"
+    if stop_reason is None:
+        case = session.get(Case, action.case_id)
+        assert case is not None and proposal is not None
+        adapter = ctx.adapters(session, action.shop_id, action.provider)
+        evaluation = evaluate_draft(
+            session,
+            shop=shop,
+            draft=_draft(action),
+            identity_level=IdentityLevel(case.identity_level),
+            proposed_by=proposal.proposed_by,
+            policy=current_policy(session, shop.id),
+            adapter=adapter,
+            now=now,
+            own_action_id=action.id,
+        )
+        if evaluation.verdict.outcome == "blocked":
+            failing = [c.reason for c in evaluation.verdict.checks if not c.passed]
+            stop_reason = "checks at execution: " + "; ".join(failing)
+    if stop_reason is not None:
+        action.status = ActionStatus.HALTED
+        action.status_reason = stop_reason
+        send_back_for_review(session, action, stop_reason, now)
+        return None
+    number = _next_attempt_number(session, action.id)
+    session.add(
+        ActionAttempt(
+            action_id=action.id,
+            number=number,
+            purpose=purpose,
+            idempotency_key=action.idempotency_key,
+            started_at=now,
+        )
+    )
+    action.status = ActionStatus.SUBMITTING
+    action.first_sent_at = action.first_sent_at or now
+    action.submitted_at = now
+    audit.record(
+        session,
+        shop_id=action.shop_id,
+        kind=f"action.{purpose}",
+        actor=SYSTEM_ACTOR,
+        case_id=action.case_id,
+        action_id=action.id,
+        data={"attempt": number, "idempotency_key": action.idempotency_key},
+        now=now,
+    )
+    return number
+
+
+def _send(
+    ctx: ExecutionContext, action_id: uuid.UUID, request: ActionRequest, attempt_number: int
+) -> str:
+    with ctx.session_factory() as session:
+        action = session.get(Action, action_id)
+        assert action is not None
+        adapter = ctx.adapters(session, action.shop_id, action.provider)
+    answer: ProviderAnswer | None = None
+    error: ProviderError | None = None
+    try:
+        answer = adapter.submit(request)
+    except ProviderError as exc:
+        error = exc
+    with ctx.session_factory() as session, session.begin():
+        return _record(ctx, session, action_id, attempt_number, answer, error)
+
+
+def _record(
+    ctx: ExecutionContext,
+    session: Session,
+    action_id: uuid.UUID,
+    attempt_number: int,
+    answer: ProviderAnswer | None,
+    error: ProviderError | None,
+) -> str:
+    now = ctx.clock()
+    action = _locked_action(session, action_id)
+    assert action is not None
+    attempt = session.scalars(
+        select(ActionAttempt).where(
+            ActionAttempt.action_id == action_id, ActionAttempt.number == attempt_number
+        )
+    ).one()
+    attempt.finished_at = now
+    if answer is not None:
+        attempt.outcome = "answered"
+        attempt.provider_ref, attempt.provider_status = answer.reference, answer.status
+        apply_provider_answer(session, action, answer, source="submit", now=now)
+        return action.status
+    assert error is not None
+    attempt.detail = f"{type(error).__name__}: {error}"
+    if isinstance(error, OutcomeUnknown):
+        attempt.outcome = "unknown"
+        if action.status in (ActionStatus.SUBMITTING, ActionStatus.UNKNOWN):
+            action.status = ActionStatus.UNKNOWN
+            action.status_reason = str(error)
+            action.next_check_at = now + _backoff(ctx.settings, action.checks_made)
+            audit.record(
+                session,
+                shop_id=action.shop_id,
+                kind="action.unknown",
+                actor=SYSTEM_ACTOR,
+                case_id=action.case_id,
+                action_id=action.id,
+                data={"reason": str(error), "next_check_at": action.next_check_at.isoformat()},
+                now=now,
+            )
+        return action.status
+    attempt.outcome = "rejected"
+    if isinstance(error, IdempotencyConflict):
+        action.status = ActionStatus.NEEDS_DECISION
+    elif isinstance(error, ProviderRejected):
+        action.status = ActionStatus.REJECTED
+    else:
+        action.status = ActionStatus.HALTED
+    action.status_reason = str(error)
+    send_back_for_review(session, action, f"the provider refused the action: {error}", now)
+    return action.status
+
+
+def _backoff(settings: Settings, checks_made: int) -> timedelta:
+    delay = settings.reconcile_delay_seconds * (2 ** min(checks_made, 16))
+    return timedelta(seconds=min(delay, settings.reconcile_max_delay_seconds))
+
+
+def _draft(action: Action) -> Draft:
+    return Draft(
+        kind=ActionKind(action.kind),
+        provider=action.provider,
+        target=action.target,
+        customer_ref=action.customer_ref,
+        amount=action.amount,
+        currency=action.currency,
+        line_items=line_item_refs(action.line_items),
+        params=dict(action.params),
+        reason=None,
+    )
+
+
+def _locked_action(session: Session, action_id: uuid.UUID) -> Action | None:
+    return session.scalars(
+        select(Action).where(Action.id == action_id).with_for_update()
+    ).one_or_none()
+
+
+def _lock_target(session: Session, action: Action) -> None:
+    key = {"shop_id": action.shop_id, "provider": action.provider, "target": action.target}
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(pg_insert(TargetLock).values(**key).on_conflict_do_nothing())
+    elif session.get(TargetLock, tuple(key.values())) is None:
+        session.add(TargetLock(**key))
+        session.flush()
+    session.scalars(
+        select(TargetLock)
+        .where(
+            TargetLock.shop_id == action.shop_id,
+            TargetLock.provider == action.provider,
+            TargetLock.target == action.target,
+        )
+        .with_for_update()
+    ).one()
+
+
+def _next_attempt_number(session: Session, action_id: uuid.UUID) -> int:
+    current = session.scalar(
+        select(func.max(ActionAttempt.number)).where(ActionAttempt.action_id == action_id)
+    )
+    return (current or 0) + 1
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite returns naive datetimes; everything Caseward stores is UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

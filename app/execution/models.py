@@ -1,0 +1,147 @@
+"""Actions (approved writes), their attempts at the provider, and provider events."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.clock import utcnow
+from app.db import Base
+
+
+class ActionStatus:
+    """Where an approved action stands.
+
+    Ours, before the provider has spoken:
+      ``queued``     approved, a job is (or should be) on the queue.
+      ``submitting`` the idempotency key is stored and the call is under way.
+      ``unknown``    the call's outcome is unclear; reconciliation will look it up.
+      ``halted``     not sent: the kill switch, protection mode or a failed re-check.
+      ``rejected``   sent, and the provider refused it: nothing happened there.
+      ``expired``    not sent: the approval expired before execution.
+      ``needs_decision`` the key's lifetime passed without a provider answer: a person decides.
+    The provider's, recorded only from what it reports:
+      ``pending``, ``requires_action``, ``succeeded``, ``failed``, ``canceled``.
+    """
+
+    QUEUED = "queued"
+    SUBMITTING = "submitting"
+    UNKNOWN = "unknown"
+    HALTED = "halted"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    NEEDS_DECISION = "needs_decision"
+    PENDING = "pending"
+    REQUIRES_ACTION = "requires_action"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+    # Money may be on its way: these count against what is left to refund.
+    IN_FLIGHT = (QUEUED, SUBMITTING, UNKNOWN, NEEDS_DECISION)
+    PROVIDER_REPORTED = (PENDING, REQUIRES_ACTION, SUCCEEDED, FAILED, CANCELED)
+    # The provider may still move these on (a refund can fail days later).
+    PROVIDER_OPEN = (PENDING, REQUIRES_ACTION, SUCCEEDED)
+    NOT_SENT = (HALTED, EXPIRED)
+    FINAL = (HALTED, EXPIRED, REJECTED, FAILED, CANCELED)
+
+
+class Action(Base):
+    __tablename__ = "actions"
+    # One proposal revision yields at most one action, whoever clicks approve.
+    __table_args__ = (UniqueConstraint("proposal_id", "proposal_revision"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    case_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("cases.id"), index=True)
+    proposal_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("proposals.id"))
+    proposal_revision: Mapped[int] = mapped_column(Integer)
+    digest: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(32))
+    provider: Mapped[str] = mapped_column(String(32))
+    target: Mapped[str] = mapped_column(String(255), index=True)
+    customer_ref: Mapped[str | None] = mapped_column(String(255))
+    amount: Mapped[int | None] = mapped_column(Integer)
+    currency: Mapped[str | None] = mapped_column(String(3))
+    line_items: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # Derived from the action id and stored before the first call; never replaced.
+    idempotency_key: Mapped[str] = mapped_column(String(255), unique=True)
+    status: Mapped[str] = mapped_column(String(32), default=ActionStatus.QUEUED, index=True)
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    provider_ref: Mapped[str | None] = mapped_column(String(255), index=True)
+    failure_reason: Mapped[str | None] = mapped_column(String(255))
+    first_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    submitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    next_check_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    checks_made: Mapped[int] = mapped_column(Integer, default=0)
+    approved_by: Mapped[list[str]] = mapped_column(JSON, default=list)
+    approval_expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )
+
+
+class ActionAttempt(Base):
+    """One call to the provider for an action: what was sent and what came back."""
+
+    __tablename__ = "action_attempts"
+    __table_args__ = (UniqueConstraint("action_id", "number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    action_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("actions.id"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    purpose: Mapped[str] = mapped_column(String(16))  # submit | find
+    idempotency_key: Mapped[str] = mapped_column(String(255))
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # answered | rejected | unknown (submit); found | absent (find)
+    outcome: Mapped[str | None] = mapped_column(String(32))
+    provider_ref: Mapped[str | None] = mapped_column(String(255))
+    provider_status: Mapped[str | None] = mapped_column(String(32))
+    detail: Mapped[str | None] = mapped_column(Text)
+
+
+class ProviderEvent(Base):
+    """A webhook received, kept once per provider event id."""
+
+    __tablename__ = "provider_events"
+    __table_args__ = (UniqueConstraint("provider", "event_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    shop_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("shops.id"), index=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    event_id: Mapped[str] = mapped_column(String(255))
+    type: Mapped[str] = mapped_column(String(128))
+    object_id: Mapped[str | None] = mapped_column(String(255), index=True)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TargetLock(Base):
+    """One row per provider object our actions touch; locked while an action is checked.
+
+    On PostgreSQL ``SELECT ... FOR UPDATE`` on this row serialises every check of
+    the same payment (or customer, or subscription) across workers and web.
+    """
+
+    __tablename__ = "target_locks"
+
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), primary_key=True)
+    provider: Mapped[str] = mapped_column(String(32), primary_key=True)
+    target: Mapped[str] = mapped_column(String(255), primary_key=True)

@@ -1,0 +1,76 @@
+"""Putting work on the RQ queue. Always after the database commit, never before.
+
+Job ids are derived from the action, and ``unique=True`` makes a second enqueue
+of the same job a no-op, so the web, the sweeper and a retry can all enqueue
+freely: the database row, not Redis, says what still needs doing.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from redis import Redis
+from rq import Queue
+from rq.exceptions import DuplicateJobError
+from rq.job import JobStatus
+
+# A finished job's hash only matters for the sweeper's "is it still there" question.
+_RESULT_TTL = 600
+_DONE = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
+
+
+def execution_queue(connection: Redis, name: str) -> Queue:
+    return Queue(name, connection=connection)
+
+
+def execution_job_id(action_id: uuid.UUID) -> str:
+    return str(action_id)
+
+
+def reconcile_job_id(action_id: uuid.UUID, check: int) -> str:
+    return f"reconcile-{action_id}-{check}"
+
+
+def enqueue_execution(queue: Queue, action_id: uuid.UUID) -> bool:
+    """Queue the action's execution; False if a live job for it is already there."""
+    return _enqueue_unique(
+        queue, "app.execution.jobs.execute", action_id, execution_job_id(action_id)
+    )
+
+
+def enqueue_reconcile(queue: Queue, action_id: uuid.UUID, check: int) -> bool:
+    return _enqueue_unique(
+        queue, "app.execution.jobs.reconcile", action_id, reconcile_job_id(action_id, check)
+    )
+
+
+def enqueue_refresh(queue: Queue, action_id: uuid.UUID, event_id: str) -> bool:
+    return _enqueue_unique(
+        queue, "app.execution.jobs.refresh", action_id, f"refresh-{action_id}-{event_id}"
+    )
+
+
+def job_is_live(queue: Queue, job_id: str) -> bool:
+    job = queue.fetch_job(job_id)
+    return job is not None and job.get_status(refresh=True) not in _DONE
+
+
+def _enqueue_unique(queue: Queue, function: str, action_id: uuid.UUID, job_id: str) -> bool:
+    existing = queue.fetch_job(job_id)
+    if existing is not None:
+        if existing.get_status(refresh=True) not in _DONE:
+            return False
+        # A finished or failed job whose action still needs doing: replace it.
+        existing.delete()
+    try:
+        queue.enqueue(
+            function,
+            str(action_id),
+            job_id=job_id,
+            unique=True,
+            result_ttl=_RESULT_TTL,
+            failure_ttl=24 * 3600,
+        )
+    except DuplicateJobError:
+        return False
+    return True

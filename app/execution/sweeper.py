@@ -1,0 +1,98 @@
+"""The periodic sweep that makes the database, not Redis, the source of truth.
+
+* An approved action whose job is gone (Redis flushed, job failed, worker killed)
+  is enqueued again; the job id makes that safe to do at any time.
+* A submission nobody recorded within ``stuck_submission_seconds`` (the worker
+  died between sending and recording) becomes ``unknown``.
+* An ``unknown`` action whose next check is due gets a reconciliation job.
+
+Run it as ``python -m app.execution.sweeper`` (the Procfile does).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from rq import Queue
+from sqlalchemy import select
+
+from app import audit
+from app.execution.executor import SYSTEM_ACTOR, ExecutionContext
+from app.execution.jobs import context
+from app.execution.models import Action, ActionStatus
+from app.execution.queueing import enqueue_execution, enqueue_reconcile, execution_queue
+from app.queue import connect_redis
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SweepReport:
+    requeued: list[str] = field(default_factory=list)
+    marked_unknown: list[str] = field(default_factory=list)
+    reconciling: list[str] = field(default_factory=list)
+
+
+def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
+    report = SweepReport()
+    now = ctx.clock()
+    stuck_before = now - timedelta(seconds=ctx.settings.stuck_submission_seconds)
+    with ctx.session_factory() as session, session.begin():
+        stuck = session.scalars(
+            select(Action)
+            .where(Action.status == ActionStatus.SUBMITTING, Action.submitted_at < stuck_before)
+            .with_for_update(skip_locked=True)
+        )
+        for action in stuck:
+            action.status = ActionStatus.UNKNOWN
+            action.status_reason = "no answer was recorded for the submission (worker lost?)"
+            action.next_check_at = now
+            audit.record(
+                session,
+                shop_id=action.shop_id,
+                kind="action.unknown",
+                actor=SYSTEM_ACTOR,
+                case_id=action.case_id,
+                action_id=action.id,
+                data={"reason": action.status_reason},
+                now=now,
+            )
+            report.marked_unknown.append(str(action.id))
+    with ctx.session_factory() as session:
+        queued = session.scalars(
+            select(Action.id).where(Action.status == ActionStatus.QUEUED)
+        ).all()
+        due = session.execute(
+            select(Action.id, Action.checks_made).where(
+                Action.status == ActionStatus.UNKNOWN, Action.next_check_at <= now
+            )
+        ).all()
+    # Enqueue only after the transactions above have committed.
+    for action_id in queued:
+        if enqueue_execution(queue, action_id):
+            report.requeued.append(str(action_id))
+    for action_id, checks_made in due:
+        if enqueue_reconcile(queue, action_id, checks_made):
+            report.reconciling.append(str(action_id))
+    return report
+
+
+def run_forever(ctx: ExecutionContext, queue: Queue) -> None:
+    while True:
+        report = sweep(ctx, queue)
+        if report.requeued or report.marked_unknown or report.reconciling:
+            log.info("sweep: %s", report)
+        time.sleep(ctx.settings.sweep_interval_seconds)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO)
+    ctx = context()
+    run_forever(ctx, execution_queue(connect_redis(ctx.settings), ctx.settings.queue_name))
+
+
+if __name__ == "__main__":
+    main()

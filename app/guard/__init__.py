@@ -1,0 +1,49 @@
+"""The guard: built-in checks on every proposed money action, as pure functions.
+
+``evaluate(proposal, facts, policy=..., switches=..., in_flight=..., history=...,
+order=..., now=...)`` returns a :class:`Verdict`. No database, no HTTP, no clock:
+everything comes in as arguments, so the same call gives the same answer when a
+proposal is made and again in the worker, under the row lock, just before the
+provider call. The cost is linear in the provider's records and our actions.
+"""
+
+from app.guard.checks import evaluate
+from app.guard.identity import IdentityLevel
+from app.guard.policy import (
+    DEFAULT_DUPLICATE_WINDOW,
+    DEFAULT_MAX_PERCENT_OFF,
+    CapRule,
+    PolicyError,
+    PolicyRules,
+    ShopSwitches,
+)
+from app.guard.proposal import (
+    InFlightAction,
+    InFlightStatus,
+    LineItemRef,
+    PastAction,
+    ProposedAction,
+)
+from app.guard.verdict import CheckName, CheckResult, Outcome, Verdict
+from integrations.provider import ACTION_ID_METADATA_KEY
+
+__all__ = [
+    "ACTION_ID_METADATA_KEY",
+    "DEFAULT_DUPLICATE_WINDOW",
+    "DEFAULT_MAX_PERCENT_OFF",
+    "CapRule",
+    "CheckName",
+    "CheckResult",
+    "IdentityLevel",
+    "InFlightAction",
+    "InFlightStatus",
+    "LineItemRef",
+    "Outcome",
+    "PastAction",
+    "PolicyError",
+    "PolicyRules",
+    "ProposedAction",
+    "ShopSwitches",
+    "Verdict",
+    "evaluate",
+]

@@ -1,0 +1,134 @@
+"""The entry point: run every check that applies and decide the outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TypeVar
+
+from app.guard._common import cap_checks, shop_checks
+from app.guard._context import MONEY_KINDS, Context, customer_of, fmt
+from app.guard._customer import credit_checks, discount_checks
+from app.guard._refund import refund_checks
+from app.guard._subscription import cancel_checks, change_checks
+from app.guard.policy import PolicyRules, ShopSwitches
+from app.guard.proposal import InFlightAction, PastAction, ProposedAction
+from app.guard.verdict import CheckResult, Outcome, Verdict
+from integrations.provider import (
+    ActionKind,
+    CustomerFacts,
+    OrderFacts,
+    PaymentFacts,
+    SubscriptionFacts,
+    TargetFacts,
+)
+
+_Facts = TypeVar("_Facts", PaymentFacts, CustomerFacts, SubscriptionFacts)
+
+
+def evaluate(
+    proposal: ProposedAction,
+    facts: TargetFacts,
+    *,
+    policy: PolicyRules,
+    switches: ShopSwitches,
+    in_flight: Iterable[InFlightAction],
+    history: Iterable[PastAction],
+    order: OrderFacts | None = None,
+    now: datetime,
+) -> Verdict:
+    """Check ``proposal`` against fresh provider ``facts`` and the shop's rules.
+
+    ``facts`` is the target's: :class:`PaymentFacts` for a refund,
+    :class:`CustomerFacts` for a credit or discount, :class:`SubscriptionFacts`
+    for a subscription action (anything else is a caller bug: ``TypeError``).
+    ``in_flight`` is our approved/queued/submitted/unknown actions for the shop
+    (the proposal's own, matched by ``proposal_id``, is left out); ``history`` our
+    executed actions over at least the longest cap period and the duplicate
+    window. ``order`` is the store order behind a refund, needed for line items
+    and the refund window. ``now`` must be timezone-aware.
+
+    Every applicable check runs; checks that read a target the provider does not
+    have are skipped, the verdict being blocked anyway.
+    """
+    if now.utcoffset() is None:
+        raise ValueError("now must be timezone-aware")
+    ctx = Context(
+        proposal=proposal,
+        policy=policy,
+        in_flight=tuple(a for a in in_flight if a.action_id != proposal.proposal_id),
+        history=tuple(history),
+        order=order,
+        now=now,
+    )
+    results = shop_checks(ctx, switches)
+    customer = customer_of(proposal.kind, proposal.target, proposal.customer_ref)
+    match proposal.kind:
+        case ActionKind.REFUND:
+            payment = _expect(facts, PaymentFacts, proposal.kind)
+            results += refund_checks(ctx, payment)
+            customer = customer or payment.customer_id
+        case ActionKind.CUSTOMER_CREDIT:
+            results += credit_checks(ctx, _expect(facts, CustomerFacts, proposal.kind))
+        case ActionKind.DISCOUNT:
+            results += discount_checks(ctx, _expect(facts, CustomerFacts, proposal.kind))
+        case ActionKind.SUBSCRIPTION_CANCEL:
+            results += cancel_checks(ctx, _expect(facts, SubscriptionFacts, proposal.kind))
+        case ActionKind.SUBSCRIPTION_CHANGE:
+            results += change_checks(ctx, _expect(facts, SubscriptionFacts, proposal.kind))
+    results += cap_checks(ctx, customer)
+    return _decide(ctx, tuple(results))
+
+
+def _expect(facts: TargetFacts, expected: type[_Facts], kind: ActionKind) -> _Facts:
+    if not isinstance(facts, expected):
+        raise TypeError(f"a {kind.value} is checked against {expected.__name__}, not {facts!r}")
+    return facts
+
+
+def _decide(ctx: Context, checks: tuple[CheckResult, ...]) -> Verdict:
+    """Blocked if anything failed; else two people above the threshold; else allowed by
+    policy only when the ceiling for the currency explicitly covers the amount."""
+    policy = ctx.policy
+    amount = ctx.proposal.amount if ctx.proposal.kind in MONEY_KINDS else None
+    threshold = None if amount is None else policy.two_person_threshold.get(amount.currency)
+    ceiling = None if amount is None else policy.auto_approve_ceiling.get(amount.currency)
+    two_people = amount is not None and threshold is not None and amount.amount > threshold
+    approvals = 2 if two_people else 1
+
+    outcome = Outcome.NEEDS_APPROVAL
+    failed = sum(1 for check in checks if not check.passed)
+    if failed:
+        outcome = Outcome.BLOCKED
+        why = f"Nobody can approve this while {failed} of {len(checks)} checks fail."
+    elif amount is None:
+        why = f"One person must approve: a {ctx.noun} is never approved automatically."
+    elif two_people:
+        assert threshold is not None
+        why = (
+            f"Two people must approve: {amount.format()} is above the two-person threshold "
+            f"of {fmt(threshold, amount.currency)}."
+        )
+    elif ceiling is None:
+        why = (
+            "One person must approve: the shop's policy sets no auto-approve ceiling for "
+            f"{amount.currency.upper()}."
+        )
+    elif amount.amount > ceiling:
+        why = (
+            f"One person must approve: {amount.format()} is above the auto-approve ceiling "
+            f"of {fmt(ceiling, amount.currency)}."
+        )
+    else:
+        outcome, approvals = Outcome.ALLOWED_BY_POLICY, 0
+        why = (
+            f"Allowed by the shop's policy: {amount.format()} is within the auto-approve "
+            f"ceiling of {fmt(ceiling, amount.currency)}."
+        )
+    return Verdict(
+        outcome=outcome,
+        checks=checks,
+        approvals_required=approvals,
+        policy_version=policy.version,
+        approval_reason=why,
+    )

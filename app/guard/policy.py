@@ -1,0 +1,310 @@
+"""A shop's rules for money actions, and the shop-wide switches.
+
+The policy is stored as JSON by the caller, who bumps ``version`` on every change
+so that approvals and verdicts can name the rules they were made under. Anything
+a policy does not allow is denied: a kind it does not list, a reason outside its
+list, an amount in a currency its cap is not set in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from app.guard.identity import IdentityLevel
+from app.money import Money, MoneyError, normalise_currency
+from integrations.provider import ActionKind
+
+DEFAULT_DUPLICATE_WINDOW = timedelta(hours=72)
+DEFAULT_MAX_PERCENT_OFF = 50
+# Below medium is a claim, and an unverified customer never gets an action proposed.
+LOWEST_MIN_IDENTITY = IdentityLevel.MEDIUM
+_SECOND = timedelta(seconds=1)
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class PolicyError(ValueError):
+    """A policy value that cannot be used; ``field`` names it (dotted for nested values)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class CapRule:
+    """At most ``limit`` of our money actions within any trailing ``period``."""
+
+    limit: Money
+    period: timedelta
+
+
+@dataclass(frozen=True)
+class ShopSwitches:
+    """Shop-wide switches. A new shop is read-only until a signed-in person turns writes on."""
+
+    writes_enabled: bool = False
+    kill_switch: bool = False
+
+
+def _default_min_identity() -> Mapping[ActionKind, IdentityLevel]:
+    return {kind: LOWEST_MIN_IDENTITY for kind in ActionKind}
+
+
+@dataclass(frozen=True)
+class PolicyRules:
+    """The shop's rules. The defaults allow every kind but let nothing through without a person.
+
+    ``auto_approve_ceiling`` and ``two_person_threshold`` map a currency to minor
+    units; a currency absent from the ceiling is never auto-approved, and one
+    absent from the threshold never needs two people. ``refund_window_days``
+    counts from delivery, else fulfilment. ``min_identity`` may not go below
+    medium; kinds it leaves out need medium.
+    """
+
+    version: int = 1
+    enabled_kinds: frozenset[ActionKind] = frozenset(ActionKind)
+    auto_approve_ceiling: Mapping[str, int] = field(default_factory=dict, hash=False)
+    two_person_threshold: Mapping[str, int] = field(default_factory=dict, hash=False)
+    duplicate_window: timedelta = DEFAULT_DUPLICATE_WINDOW
+    refund_window_days: int | None = None
+    per_customer_cap: CapRule | None = None
+    per_shop_cap: CapRule | None = None
+    allowed_reasons: frozenset[str] | None = None
+    min_identity: Mapping[ActionKind, IdentityLevel] = field(
+        default_factory=_default_min_identity, hash=False
+    )
+    max_percent_off: int = DEFAULT_MAX_PERCENT_OFF
+
+    def __post_init__(self) -> None:
+        _require_int(self.version, "version", minimum=1)
+        for kind in self.enabled_kinds:
+            if not isinstance(kind, ActionKind):
+                raise PolicyError("enabled_kinds", f"{kind!r} is not an action kind")
+        set_ = object.__setattr__
+        set_(
+            self,
+            "auto_approve_ceiling",
+            _currency_map(self.auto_approve_ceiling, "auto_approve_ceiling"),
+        )
+        set_(
+            self,
+            "two_person_threshold",
+            _currency_map(self.two_person_threshold, "two_person_threshold"),
+        )
+        _require_period(self.duplicate_window, "duplicate_window")
+        if self.refund_window_days is not None:
+            _require_int(self.refund_window_days, "refund_window_days", minimum=1)
+        for name in ("per_customer_cap", "per_shop_cap"):
+            cap = getattr(self, name)
+            if cap is not None:
+                _require_int(cap.limit.amount, f"{name}.limit", minimum=1)
+                _require_period(cap.period, f"{name}.period")
+        if self.allowed_reasons is not None:
+            _require_reasons(self.allowed_reasons, "allowed_reasons")
+        set_(self, "min_identity", _min_identity(self.min_identity))
+        _require_int(self.max_percent_off, "max_percent_off", minimum=1, maximum=100)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: periods in whole seconds, amounts in minor units, lists sorted."""
+        return {
+            "version": self.version,
+            "enabled_kinds": sorted(self.enabled_kinds),
+            "auto_approve_ceiling": dict(sorted(self.auto_approve_ceiling.items())),
+            "two_person_threshold": dict(sorted(self.two_person_threshold.items())),
+            "duplicate_window_seconds": _seconds(self.duplicate_window),
+            "refund_window_days": self.refund_window_days,
+            "per_customer_cap": _cap_to_dict(self.per_customer_cap),
+            "per_shop_cap": _cap_to_dict(self.per_shop_cap),
+            "allowed_reasons": (
+                None if self.allowed_reasons is None else sorted(self.allowed_reasons)
+            ),
+            "min_identity": {kind.value: level.value for kind, level in self.min_identity.items()},
+            "max_percent_off": self.max_percent_off,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PolicyRules:
+        """Read :meth:`to_dict` output. Missing keys take defaults; unknown keys are refused
+        (a misspelt rule must not silently be no rule)."""
+        if not isinstance(data, Mapping):
+            raise PolicyError("policy", "must be a JSON object")
+        unknown = sorted(set(data) - _KEYS)
+        if unknown:
+            raise PolicyError(unknown[0], "is not a policy setting")
+        values: dict[str, Any] = {}
+        for key, (attribute, parse) in _PARSERS.items():
+            if key in data:
+                values[attribute] = parse(data[key], key)
+        return cls(**values)
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _require_int(value: object, name: str, *, minimum: int, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PolicyError(name, f"must be a whole number, got {value!r}")
+    if value < minimum:
+        raise PolicyError(name, f"must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise PolicyError(name, f"must be at most {maximum}, got {value}")
+    return value
+
+
+def _require_period(value: object, name: str) -> None:
+    if not isinstance(value, timedelta) or value <= timedelta(0) or value % _SECOND:
+        raise PolicyError(name, f"must be a positive whole number of seconds, got {value!r}")
+
+
+def _require_reasons(values: Iterable[object], name: str) -> None:
+    for reason in values:
+        if not isinstance(reason, str) or not reason.strip():
+            raise PolicyError(name, f"{reason!r} is not a reason")
+
+
+def _currency(code: object, name: str) -> str:
+    if not isinstance(code, str):
+        raise PolicyError(name, f"{code!r} is not a currency code")
+    try:
+        return normalise_currency(code)
+    except MoneyError as exc:
+        raise PolicyError(name, str(exc)) from exc
+
+
+def _currency_map(values: Mapping[str, int], name: str) -> Mapping[str, int]:
+    result: dict[str, int] = {}
+    for code, amount in values.items():
+        currency = _currency(code, name)
+        result[currency] = _require_int(amount, f"{name}.{currency}", minimum=0)
+    return MappingProxyType(result)
+
+
+def _min_identity(values: Mapping[ActionKind, IdentityLevel]) -> Mapping[ActionKind, IdentityLevel]:
+    result = dict(_default_min_identity())
+    for kind, level in values.items():
+        if not isinstance(kind, ActionKind) or not isinstance(level, IdentityLevel):
+            raise PolicyError("min_identity", f"{kind!r}: {level!r} is not a kind and a level")
+        if level < LOWEST_MIN_IDENTITY:
+            raise PolicyError(
+                f"min_identity.{kind.value}",
+                f"cannot be below {LOWEST_MIN_IDENTITY.value}: {level.value} is not identity",
+            )
+        result[kind] = level
+    return MappingProxyType(result)
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def _seconds(period: timedelta) -> int:
+    return period // _SECOND
+
+
+def _cap_to_dict(cap: CapRule | None) -> dict[str, Any] | None:
+    if cap is None:
+        return None
+    return {
+        "amount": cap.limit.amount,
+        "currency": cap.limit.currency,
+        "period_seconds": _seconds(cap.period),
+    }
+
+
+def _parse_list(value: object, name: str) -> list[object]:
+    if not isinstance(value, list):
+        raise PolicyError(name, f"must be a list, got {value!r}")
+    return value
+
+
+def _parse_enum(enum: type[E], value: object, name: str, what: str) -> E:
+    if isinstance(value, str) and value in enum._value2member_map_:
+        return enum(value)
+    raise PolicyError(name, f"{value!r} is not {what}")
+
+
+def _parse_kind(value: object, name: str) -> ActionKind:
+    return _parse_enum(ActionKind, value, name, "an action kind")
+
+
+def _parse_kinds(value: object, name: str) -> frozenset[ActionKind]:
+    return frozenset(_parse_kind(item, name) for item in _parse_list(value, name))
+
+
+def _parse_object(value: object, name: str) -> Mapping[object, object]:
+    if not isinstance(value, Mapping):
+        raise PolicyError(name, f"must be an object, got {value!r}")
+    return value
+
+
+def _parse_seconds(value: object, name: str) -> timedelta:
+    return timedelta(seconds=_require_int(value, name, minimum=1))
+
+
+def _parse_optional_days(value: object, name: str) -> int | None:
+    return None if value is None else _require_int(value, name, minimum=1)
+
+
+def _parse_cap(value: object, name: str) -> CapRule | None:
+    if value is None:
+        return None
+    parsed = _parse_object(value, name)
+    unknown = sorted(str(key) for key in set(parsed) - {"amount", "currency", "period_seconds"})
+    if unknown:
+        raise PolicyError(f"{name}.{unknown[0]}", "is not a cap setting")
+    for key in ("amount", "currency", "period_seconds"):
+        if key not in parsed:
+            raise PolicyError(f"{name}.{key}", "is required")
+    amount = _require_int(parsed["amount"], f"{name}.amount", minimum=1)
+    currency = _currency(parsed["currency"], f"{name}.currency")
+    period = _parse_seconds(parsed["period_seconds"], f"{name}.period_seconds")
+    return CapRule(Money(amount, currency), period)
+
+
+def _parse_reasons(value: object, name: str) -> frozenset[str] | None:
+    if value is None:
+        return None
+    reasons = _parse_list(value, name)
+    _require_reasons(reasons, name)  # before hashing: a list item would not hash
+    return frozenset(str(reason) for reason in reasons)
+
+
+def _parse_min_identity(value: object, name: str) -> Mapping[ActionKind, IdentityLevel]:
+    result: dict[ActionKind, IdentityLevel] = {}
+    for kind, level in _parse_object(value, name).items():
+        parsed_kind = _parse_kind(kind, name)
+        result[parsed_kind] = _parse_enum(
+            IdentityLevel, level, f"{name}.{kind}", "an identity level"
+        )
+    return result
+
+
+def _parse_version(value: object, name: str) -> int:
+    return _require_int(value, name, minimum=1)
+
+
+def _parse_percent(value: object, name: str) -> int:
+    return _require_int(value, name, minimum=1, maximum=100)
+
+
+_Parser = Callable[[object, str], Any]
+_PARSERS: dict[str, tuple[str, _Parser]] = {
+    "version": ("version", _parse_version),
+    "enabled_kinds": ("enabled_kinds", _parse_kinds),
+    "auto_approve_ceiling": ("auto_approve_ceiling", _parse_object),
+    "two_person_threshold": ("two_person_threshold", _parse_object),
+    "duplicate_window_seconds": ("duplicate_window", _parse_seconds),
+    "refund_window_days": ("refund_window_days", _parse_optional_days),
+    "per_customer_cap": ("per_customer_cap", _parse_cap),
+    "per_shop_cap": ("per_shop_cap", _parse_cap),
+    "allowed_reasons": ("allowed_reasons", _parse_reasons),
+    "min_identity": ("min_identity", _parse_min_identity),
+    "max_percent_off": ("max_percent_off", _parse_percent),
+}
+_KEYS = frozenset(_PARSERS)

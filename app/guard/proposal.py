@@ -1,0 +1,107 @@
+"""What the guard is asked about: a proposed action, and our own actions around it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from types import MappingProxyType
+
+from app.guard.identity import IdentityLevel
+from app.money import Money
+from integrations.provider import ActionKind, ProviderStatus
+
+
+def _freeze(value: object) -> object:
+    """Lists become tuples and dicts read-only, so a proposal cannot change once checked."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _freeze(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(item) for item in value)
+    return value
+
+
+@dataclass(frozen=True)
+class LineItemRef:
+    """Part of a refund attributed to one order line, in the refund's minor units."""
+
+    line_id: str
+    amount_minor: int
+
+
+@dataclass(frozen=True)
+class ProposedAction:
+    """One exact money action someone (Claude, staff, a macro) proposes.
+
+    ``target`` is the payment intent id (refund), the customer id (credit,
+    discount) or the subscription id (cancel, change). ``amount`` is required for
+    refunds, credits and discounts (for a percent discount: the most it can take
+    off) and absent for subscription actions.
+
+    ``params`` by kind: every kind may carry ``reason``; discount ``percent_off``
+    or ``amount_off`` (equal to ``amount`` in minor units), ``duration``
+    (``once``/``repeating``/``forever``) and, when repeating, ``duration_in_months``;
+    subscription cancel ``at_period_end`` (bool, required); subscription change
+    ``items`` (the complete set wanted afterwards, as ``(price_id, quantity)``
+    pairs) and/or ``cancel_at_period_end`` (bool).
+
+    ``proposal_id`` is the id the action carries once queued: the value of
+    ``ACTION_ID_METADATA_KEY`` in the provider's metadata. The worker sets it so the
+    action is not counted as in flight against itself, and so a write of it that
+    already landed at the provider blocks a second send.
+    """
+
+    kind: ActionKind
+    target: str
+    amount: Money | None
+    identity_level: IdentityLevel
+    proposed_by: str
+    provider: str = "stripe"
+    customer_ref: str | None = None
+    line_items: tuple[LineItemRef, ...] = ()
+    params: Mapping[str, object] = field(default_factory=dict, hash=False)
+    proposal_id: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", _freeze(self.params))
+        object.__setattr__(self, "line_items", tuple(self.line_items))
+
+
+class InFlightStatus(StrEnum):
+    """Our own actions that may still move money: counted against what is left."""
+
+    APPROVED = "approved"
+    QUEUED = "queued"
+    SUBMITTED = "submitted"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class InFlightAction:
+    """One of our actions that is approved but not yet settled at the provider."""
+
+    action_id: str
+    kind: ActionKind
+    target: str
+    customer_ref: str | None
+    amount: Money | None
+    status: InFlightStatus
+    line_items: tuple[LineItemRef, ...] = ()
+
+
+@dataclass(frozen=True)
+class PastAction:
+    """One of our executed actions, with the provider's status, for caps and duplicates.
+
+    ``status`` failed or canceled means no money moved, so it counts for nothing.
+    """
+
+    action_id: str
+    kind: ActionKind
+    target: str
+    customer_ref: str | None
+    amount: Money
+    status: ProviderStatus
+    created_at: datetime
+    line_items: tuple[LineItemRef, ...] = ()

@@ -1,0 +1,136 @@
+"""What the guard answers: every check with its reason and facts, and one outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+
+class Outcome(StrEnum):
+    BLOCKED = "blocked"
+    NEEDS_APPROVAL = "needs_approval"
+    ALLOWED_BY_POLICY = "allowed_by_policy"
+
+
+class CheckName(StrEnum):
+    """Stable names of the checks, for storage, UI labels and tests."""
+
+    WRITES_ENABLED = "writes_enabled"
+    KILL_SWITCH = "kill_switch"
+    KIND_ENABLED = "kind_enabled"
+    IDENTITY = "identity"
+    REASON_ALLOWED = "reason_allowed"
+    PROPOSAL_SHAPE = "proposal_shape"
+    AMOUNT = "amount"
+    TARGET_EXISTS = "target_exists"
+    CUSTOMER_MATCHES = "customer_matches"
+    ORDER_MATCHES = "order_matches"
+    CURRENCY_MATCHES = "currency_matches"
+    NOT_ALREADY_AT_PROVIDER = "not_already_at_provider"
+    NOT_DUPLICATE = "not_duplicate"
+    # refund
+    CAPTURED = "captured"
+    NOT_DISPUTED = "not_disputed"
+    REFUNDABLE_REMAINING = "refundable_remaining"
+    LINE_ITEMS = "line_items"
+    REFUND_WINDOW = "refund_window"
+    # discount
+    DISCOUNT_TERMS = "discount_terms"
+    # subscriptions
+    NOT_CANCELED = "not_canceled"
+    CANCEL_TIMING = "cancel_timing"
+    SUBSCRIPTION_ACTIVE = "subscription_active"
+    CHANGE_TERMS = "change_terms"
+    CHANGE_DIFFERS = "change_differs"
+    # caps
+    CUSTOMER_CAP = "customer_cap"
+    SHOP_CAP = "shop_cap"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check: passed or not, a sentence for a support agent, and the facts it used.
+
+    Facts hold JSON values only: amounts as minor units next to a ``currency``,
+    times as ISO 8601 strings.
+    """
+
+    name: str
+    passed: bool
+    reason: str
+    facts: Mapping[str, object] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
+        return cls(
+            name=str(data["name"]),
+            passed=bool(data["passed"]),
+            reason=str(data["reason"]),
+            facts=dict(data["facts"]),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": str(self.name),
+            "passed": self.passed,
+            "reason": self.reason,
+            "facts": dict(self.facts),
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The guard's answer for one proposal under one policy version.
+
+    ``approvals_required`` is 0 only when allowed by policy; for a blocked
+    proposal it still says how many people it would need, so no reader can take
+    a blocked verdict for one that needs nobody.
+    """
+
+    outcome: Outcome
+    checks: tuple[CheckResult, ...]
+    approvals_required: int
+    policy_version: int
+    approval_reason: str
+
+    @property
+    def failed(self) -> tuple[CheckResult, ...]:
+        return tuple(check for check in self.checks if not check.passed)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Why it is blocked: every failing check's reason, in check order."""
+        return tuple(check.reason for check in self.failed)
+
+    def check(self, name: str) -> CheckResult:
+        """The result of the check called ``name``; KeyError if it did not run."""
+        for result in self.checks:
+            if result.name == name:
+                return result
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome.value,
+            "approvals_required": self.approvals_required,
+            "approval_reason": self.approval_reason,
+            "policy_version": self.policy_version,
+            "checks": [check.to_dict() for check in self.checks],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
+        """Read a stored :meth:`to_dict`, to show it again; never a substitute for re-checking."""
+        return cls(
+            outcome=Outcome(data["outcome"]),
+            checks=tuple(CheckResult.from_dict(check) for check in data["checks"]),
+            approvals_required=int(data["approvals_required"]),
+            policy_version=int(data["policy_version"]),
+            approval_reason=str(data["approval_reason"]),
+        )

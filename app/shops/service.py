@@ -1,0 +1,119 @@
+"""Shop settings that decide what may happen: roles, policy versions, the two switches."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app import audit
+from app.errors import Forbidden, InvalidInput, NotFound
+from app.guard import PolicyError, PolicyRules, ShopSwitches
+from app.shops.models import Shop, ShopPolicy, StaffMember, StaffRole
+
+
+def get_shop(session: Session, shop_id: uuid.UUID, *, for_update: bool = False) -> Shop:
+    query = select(Shop).where(Shop.id == shop_id)
+    if for_update:
+        query = query.with_for_update()
+    shop = session.scalars(query).one_or_none()
+    if shop is None:
+        raise NotFound("shop not found")
+    return shop
+
+
+def shop_switches(shop: Shop) -> ShopSwitches:
+    return ShopSwitches(writes_enabled=shop.writes_enabled, kill_switch=shop.kill_switch)
+
+
+def current_policy(session: Session, shop_id: uuid.UUID) -> PolicyRules:
+    """The newest policy version; a shop that never saved one gets the defaults as version 0."""
+    row = session.scalars(
+        select(ShopPolicy)
+        .where(ShopPolicy.shop_id == shop_id)
+        .order_by(ShopPolicy.version.desc())
+        .limit(1)
+    ).one_or_none()
+    if row is None:
+        return PolicyRules()
+    return PolicyRules.from_dict({**row.rules, "version": row.version})
+
+
+def save_policy(
+    session: Session, *, shop: Shop, actor: str, rules: dict[str, Any], now: datetime
+) -> PolicyRules:
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "change the shop's policy")
+    previous = current_policy(session, shop.id)
+    try:
+        policy = PolicyRules.from_dict({**rules, "version": previous.version + 1})
+    except PolicyError as exc:
+        raise InvalidInput(exc.reason, field=f"rules.{exc.field}") from exc
+    stored = policy.to_dict()
+    session.add(
+        ShopPolicy(
+            shop_id=shop.id, version=policy.version, rules=stored, created_by=actor, created_at=now
+        )
+    )
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="policy.changed",
+        actor=actor,
+        data={"version": policy.version, "rules": stored},
+        now=now,
+    )
+    return policy
+
+
+def staff_member(session: Session, shop_id: uuid.UUID, user_id: str) -> StaffMember | None:
+    return session.scalars(
+        select(StaffMember).where(StaffMember.shop_id == shop_id, StaffMember.user_id == user_id)
+    ).one_or_none()
+
+
+def require_role(
+    session: Session, shop_id: uuid.UUID, actor: str, roles: tuple[str, ...], doing: str
+) -> StaffMember:
+    """Deny by default: an actor without a role in this shop may do nothing."""
+    member = staff_member(session, shop_id, actor)
+    if member is None:
+        raise Forbidden(f"{actor} has no role in this shop and may not {doing}", code="no_role")
+    if member.role not in roles:
+        raise Forbidden(f"{actor} is a {member.role} and may not {doing}", code="role_not_allowed")
+    return member
+
+
+def set_writes_enabled(
+    session: Session, *, shop: Shop, actor: str, enabled: bool, now: datetime
+) -> None:
+    """Protection mode: only a signed-in owner turns provider writes on (or off again)."""
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "change protection mode")
+    shop.writes_enabled = enabled
+    shop.writes_enabled_by = actor if enabled else None
+    shop.writes_enabled_at = now if enabled else None
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="shop.writes_enabled" if enabled else "shop.writes_disabled",
+        actor=actor,
+        now=now,
+    )
+
+
+def set_kill_switch(
+    session: Session, *, shop: Shop, actor: str, engaged: bool, now: datetime
+) -> None:
+    """Any approver may stop everything; only an owner may start it again."""
+    roles = StaffRole.CAN_APPROVE if engaged else StaffRole.OWNER_ONLY
+    require_role(session, shop.id, actor, roles, "change the kill switch")
+    shop.kill_switch = engaged
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="shop.kill_switch_engaged" if engaged else "shop.kill_switch_released",
+        actor=actor,
+        now=now,
+    )

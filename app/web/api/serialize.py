@@ -1,0 +1,142 @@
+"""JSON shapes of the API's resources. Amounts stay integer minor units, with a display form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.approvals.models import Approval, Proposal
+from app.audit import AuditEvent
+from app.cases.models import Case, Customer, Order
+from app.execution.models import Action, ActionAttempt
+from app.money import Money
+
+
+def money(amount: int | None, currency: str | None) -> dict[str, Any] | None:
+    if amount is None or currency is None:
+        return None
+    return {"amount": amount, "currency": currency, "display": Money(amount, currency).format()}
+
+
+def proposal_json(proposal: Proposal, approvals: list[Approval] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": str(proposal.id),
+        "case_id": str(proposal.case_id),
+        "revision": proposal.revision,
+        "status": proposal.status,
+        "kind": proposal.kind,
+        "provider": proposal.provider,
+        "target": proposal.target,
+        "customer_ref": proposal.customer_ref,
+        "amount": money(proposal.amount, proposal.currency),
+        "line_items": proposal.line_items,
+        "params": proposal.params,
+        "reason": proposal.reason,
+        "proposed_by": proposal.proposed_by,
+        "approvals_required": proposal.approvals_required,
+        "policy_version": proposal.policy_version,
+        "digest": proposal.digest,
+        "verdict": proposal.verdict,
+    }
+    if approvals is not None:
+        body["approvals"] = [
+            {
+                "approver": a.approver,
+                "digest": a.digest,
+                "created_at": a.created_at.isoformat(),
+                "expires_at": a.expires_at.isoformat(),
+                "void_reason": a.void_reason,
+                "consumed_by_action": str(a.consumed_by_action) if a.consumed_by_action else None,
+            }
+            for a in approvals
+        ]
+    return body
+
+
+def action_json(action: Action, attempts: list[ActionAttempt] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": str(action.id),
+        "case_id": str(action.case_id),
+        "proposal_id": str(action.proposal_id),
+        "proposal_revision": action.proposal_revision,
+        "kind": action.kind,
+        "provider": action.provider,
+        "target": action.target,
+        "amount": money(action.amount, action.currency),
+        "line_items": action.line_items,
+        "params": action.params,
+        "digest": action.digest,
+        "status": action.status,
+        "status_reason": action.status_reason,
+        "provider_ref": action.provider_ref,
+        "failure_reason": action.failure_reason,
+        "idempotency_key": action.idempotency_key,
+        "approved_by": action.approved_by,
+        "created_at": action.created_at.isoformat(),
+    }
+    if attempts is not None:
+        body["attempts"] = [
+            {
+                "number": a.number,
+                "purpose": a.purpose,
+                "idempotency_key": a.idempotency_key,
+                "started_at": a.started_at.isoformat(),
+                "finished_at": a.finished_at.isoformat() if a.finished_at else None,
+                "outcome": a.outcome,
+                "provider_ref": a.provider_ref,
+                "provider_status": a.provider_status,
+                "detail": a.detail,
+            }
+            for a in attempts
+        ]
+    return body
+
+
+def customer_json(customer: Customer | None) -> dict[str, Any] | None:
+    if customer is None:
+        return None
+    return {
+        "id": str(customer.id),
+        "email": customer.email,
+        "name": customer.name,
+        "stripe_customer_id": customer.stripe_customer_id,
+    }
+
+
+def order_json(order: Order) -> dict[str, Any]:
+    return {
+        "id": str(order.id),
+        "name": order.name,
+        "total": money(order.total, order.currency),
+        "payment_provider": order.payment_provider,
+        "payment_id": order.payment_id,
+        "lines": [
+            {**line, "paid": money(int(line["paid"]), order.currency)} for line in order.lines
+        ],
+        "fulfilled_at": order.fulfilled_at.isoformat() if order.fulfilled_at else None,
+        "delivered_at": order.delivered_at.isoformat() if order.delivered_at else None,
+    }
+
+
+def case_summary_json(case: Case) -> dict[str, Any]:
+    return {
+        "id": str(case.id),
+        "subject": case.subject,
+        "status": case.status,
+        "owner": case.owner,
+        "identity_level": case.identity_level,
+        "created_at": case.created_at.isoformat(),
+        "updated_at": case.updated_at.isoformat(),
+    }
+
+
+def audit_json(event: AuditEvent) -> dict[str, Any]:
+    return {
+        "seq": event.seq,
+        "kind": event.kind,
+        "actor": event.actor,
+        "case_id": str(event.case_id) if event.case_id else None,
+        "action_id": str(event.action_id) if event.action_id else None,
+        "data": event.data,
+        "created_at": event.created_at.isoformat(),
+        "hash": event.hash,
+    }

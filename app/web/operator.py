@@ -1,0 +1,83 @@
+"""A plain server-rendered operator page over the staff API.
+
+Sign in with ``/operator/login?token=...`` (a staff token from ``flask issue-token``):
+the token moves into an HttpOnly cookie and out of the address bar. Buttons call
+the JSON API with the token as a bearer header, so the API never trusts cookies.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from flask import Blueprint, Response, abort, make_response, redirect, render_template, request
+from sqlalchemy import select
+from werkzeug.wrappers import Response as WerkzeugResponse
+
+from app.cases.service import case_audit, case_file, list_cases
+from app.db import request_session
+from app.money import Money
+from app.shops.models import Shop
+from app.web.auth import StaffIdentity, staff_token
+
+bp = Blueprint("operator", __name__, url_prefix="/operator")
+COOKIE = "caseward_operator"
+
+
+@bp.get("/login")
+def login() -> WerkzeugResponse:
+    token = request.args.get("token", "")
+    if staff_token().verify(token) is None:
+        abort(401)
+    response = redirect("/operator/")
+    response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", max_age=3600)
+    return response
+
+
+@bp.get("/")
+def cases() -> Response:
+    identity, shop, token = _signed_in()
+    return make_response(
+        render_template(
+            "operator/cases.html",
+            shop=shop,
+            identity=identity,
+            token=token,
+            cases=list_cases(request_session(), shop.id),
+        )
+    )
+
+
+@bp.get("/cases/<uuid:case_id>")
+def case(case_id: uuid.UUID) -> Response:
+    identity, shop, token = _signed_in()
+    session = request_session()
+    return make_response(
+        render_template(
+            "operator/case.html",
+            shop=shop,
+            identity=identity,
+            token=token,
+            file=case_file(session, shop.id, case_id),
+            events=case_audit(session, shop.id, case_id),
+            money=_money,
+        )
+    )
+
+
+def _money(amount: int | None, currency: str | None) -> str:
+    return Money(amount, currency).format() if amount is not None and currency else "-"
+
+
+def _signed_in() -> tuple[StaffIdentity, Shop, str]:
+    token = request.cookies.get(COOKIE, "")
+    identity = staff_token().verify(token) if token else None
+    if identity is None:
+        abort(401)
+    shop = (
+        request_session()
+        .scalars(select(Shop).where(Shop.domain == identity.shop_domain))
+        .one_or_none()
+    )
+    if shop is None:
+        abort(401)
+    return identity, shop, token

@@ -1,0 +1,93 @@
+"""Provider webhooks: verify, keep once per event id, answer fast, work in a job.
+
+The handler never trusts the event's copy of an object: it queues a refresh that
+asks the provider for the action's current state, so duplicates and any
+delivery order end in the same recorded status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from sqlalchemy import or_, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.exc import IntegrityError
+
+from app.connections.models import Connection
+from app.crypto import secret_box
+from app.db import request_session
+from app.errors import NotFound, Unauthenticated
+from app.execution.models import Action, ProviderEvent
+from app.execution.queueing import enqueue_refresh, execution_queue
+from app.queue import RedisExtension
+from integrations.stripe.webhooks import InvalidWebhook, verify_event
+
+bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
+
+
+@bp.post("/stripe/<uuid:connection_id>")
+def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
+    session = request_session()
+    settings = current_app.config["CASEWARD_SETTINGS"]
+    connection = session.get(Connection, connection_id)
+    if connection is None or connection.provider != "stripe":
+        raise NotFound("no such webhook endpoint")
+    if connection.encrypted_webhook_secret is None:
+        raise Unauthenticated("this connection has no webhook signing secret")
+    secret = secret_box(settings).decrypt(connection.encrypted_webhook_secret)
+    try:
+        event = verify_event(
+            request.get_data(cache=False), request.headers.get("Stripe-Signature"), secret
+        )
+    except InvalidWebhook as exc:
+        raise Unauthenticated(str(exc)) from exc
+
+    values = {
+        "shop_id": connection.shop_id,
+        "provider": "stripe",
+        "event_id": event.id,
+        "type": event.type,
+        "object_id": event.object_id,
+        "created": event.created,
+        "payload": event.payload,
+    }
+    if session.get_bind().dialect.name == "postgresql":
+        inserted = len(
+            session.execute(
+                pg_insert(ProviderEvent)
+                .values(**values)
+                .on_conflict_do_nothing()
+                .returning(ProviderEvent.id)
+            ).all()
+        )
+    else:
+        try:
+            with session.begin_nested():
+                session.add(ProviderEvent(**values))
+            inserted = 1
+        except IntegrityError:
+            inserted = 0
+    if not inserted:
+        session.rollback()
+        return jsonify({"received": True, "duplicate": True}), 200
+
+    conditions = [Action.provider_ref == event.object_id] if event.object_id else []
+    if event.action_id:
+        with contextlib.suppress(ValueError):  # not ours if it is not a uuid
+            conditions.append(Action.id == uuid.UUID(event.action_id))
+    actions = (
+        list(
+            session.scalars(
+                select(Action.id).where(Action.shop_id == connection.shop_id, or_(*conditions))
+            )
+        )
+        if conditions
+        else []
+    )
+    session.commit()
+    queue = execution_queue(RedisExtension.connection(current_app), settings.queue_name)
+    for action_id in actions:
+        enqueue_refresh(queue, action_id, event.id)
+    return jsonify({"received": True, "actions": [str(a) for a in actions]}), 200

@@ -1,0 +1,247 @@
+"""The contract between the money path and a payment provider.
+
+Every provider adapter answers three questions and nothing else in the product
+talks to a provider about money:
+
+* ``facts(target)``: fresh facts about the payment, customer or subscription an
+  action touches;
+* ``submit(request)``: send the one write, with the caller's idempotency key, and
+  return what the provider answered, or raise :class:`OutcomeUnknown`;
+* ``find(request)``: after an unclear outcome, look for the write's effect at the
+  provider by the metadata we attached.
+
+Amounts are integers in the currency's minor unit; currencies are lower-case
+ISO 4217 codes as providers send them. This module imports nothing from ``app``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+
+class ActionKind(StrEnum):
+    REFUND = "refund"
+    CUSTOMER_CREDIT = "customer_credit"
+    DISCOUNT = "discount"
+    SUBSCRIPTION_CANCEL = "subscription_cancel"
+    SUBSCRIPTION_CHANGE = "subscription_change"
+
+
+class ProviderStatus(StrEnum):
+    """What the provider reports about a write. Only these end up on an action."""
+
+    PENDING = "pending"
+    REQUIRES_ACTION = "requires_action"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+
+# ---------------------------------------------------------------- facts
+
+
+@dataclass(frozen=True)
+class ProviderRefund:
+    id: str
+    amount: int
+    currency: str
+    status: ProviderStatus
+    created: datetime
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    failure_reason: str | None = None
+    pending_reason: str | None = None
+
+    @property
+    def counts_against_capture(self) -> bool:
+        """Failed and canceled refunds gave the money back to the balance."""
+        return self.status not in (ProviderStatus.FAILED, ProviderStatus.CANCELED)
+
+
+@dataclass(frozen=True)
+class PaymentFacts:
+    """A captured payment (Stripe payment intent and its charge)."""
+
+    id: str
+    exists: bool
+    currency: str = ""
+    amount: int = 0
+    captured: int = 0
+    paid: bool = False
+    disputed: bool = False
+    customer_id: str | None = None
+    created: datetime | None = None
+    refunds: tuple[ProviderRefund, ...] = ()
+
+    @property
+    def refunded(self) -> int:
+        return sum(r.amount for r in self.refunds if r.counts_against_capture)
+
+
+@dataclass(frozen=True)
+class ProviderCredit:
+    id: str
+    amount: int  # negative: money owed to the customer, as Stripe's balance transactions
+    currency: str
+    created: datetime
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProviderDiscount:
+    id: str  # the promotion code
+    coupon_id: str
+    code: str
+    percent_off: int | None
+    amount_off: int | None
+    currency: str | None
+    created: datetime
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CustomerFacts:
+    id: str
+    exists: bool
+    deleted: bool = False
+    email: str | None = None
+    balance: int = 0
+    balance_currency: str | None = None
+    credits: tuple[ProviderCredit, ...] = ()
+    discounts: tuple[ProviderDiscount, ...] = ()
+
+
+@dataclass(frozen=True)
+class SubscriptionItem:
+    id: str
+    price_id: str
+    quantity: int
+
+
+@dataclass(frozen=True)
+class SubscriptionFacts:
+    id: str
+    exists: bool
+    status: str = ""
+    customer_id: str | None = None
+    currency: str = ""
+    cancel_at_period_end: bool = False
+    current_period_end: datetime | None = None
+    items: tuple[SubscriptionItem, ...] = ()
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+TargetFacts = PaymentFacts | CustomerFacts | SubscriptionFacts
+
+
+@dataclass(frozen=True)
+class OrderLine:
+    """One line of a store order: what the customer paid for it and what came back."""
+
+    id: str
+    title: str
+    quantity: int
+    paid: int
+    refunded: int = 0
+
+
+@dataclass(frozen=True)
+class OrderFacts:
+    """The store's order behind a payment (Shopify), for line-item bounds and windows."""
+
+    id: str
+    name: str
+    currency: str
+    payment_id: str | None
+    lines: tuple[OrderLine, ...] = ()
+    fulfilled_at: datetime | None = None
+    delivered_at: datetime | None = None
+
+
+# ---------------------------------------------------------------- writes
+
+
+@dataclass(frozen=True)
+class ActionRequest:
+    """Exactly one write, with everything needed to send it again unchanged.
+
+    ``params`` holds kind-specific values (``reason``; ``percent_off`` and
+    ``duration``; ``cancel_at_period_end``; ``items``). ``metadata`` carries our
+    action id so that :meth:`ProviderAdapter.find` can recognise the effect.
+    """
+
+    action_id: str
+    kind: ActionKind
+    target: str
+    idempotency_key: str
+    amount: int | None = None
+    currency: str | None = None
+    params: Mapping[str, object] = field(default_factory=dict)
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProviderAnswer:
+    """What the provider said about the write: its reference and status."""
+
+    reference: str
+    status: ProviderStatus
+    raw: Mapping[str, object]
+    replayed: bool = False
+    failure_reason: str | None = None
+
+
+# ---------------------------------------------------------------- errors
+
+
+class ProviderError(Exception):
+    """Base of every error an adapter raises."""
+
+
+class OutcomeUnknown(ProviderError):
+    """The write may or may not have happened (timeout, dropped connection, 5xx).
+
+    Never retry blindly: look it up with :meth:`ProviderAdapter.find` first.
+    """
+
+
+class ProviderRejected(ProviderError):
+    """The provider answered and refused the write; nothing happened there."""
+
+    def __init__(self, message: str, *, code: str | None = None, http_status: int | None = None):
+        super().__init__(message)
+        self.code = code
+        self.http_status = http_status
+
+
+class PermissionDenied(ProviderRejected):
+    """The credentials lack a permission (a restricted key without write access)."""
+
+
+class IdempotencyConflict(ProviderError):
+    """The provider saw this idempotency key with other parameters.
+
+    The first request with the key may have taken effect, so this is never a
+    refusal to retry around: a person decides.
+    """
+
+
+class CredentialsRefused(ProviderError):
+    """The credentials are of a kind Caseward will not use (for example a Stripe ``sk_`` key)."""
+
+
+class ProviderAdapter(Protocol):
+    name: str
+
+    def facts(self, kind: ActionKind, target: str) -> TargetFacts: ...
+
+    def submit(self, request: ActionRequest) -> ProviderAnswer: ...
+
+    def find(self, request: ActionRequest) -> ProviderAnswer | None: ...
+
+
+# Every write carries our action id in the provider's metadata under this key.
+ACTION_ID_METADATA_KEY = "caseward_action_id"

@@ -1,0 +1,139 @@
+"""The audit trail is append-only and tamper-evident, per shop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from flask import Flask
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from app import audit
+from app.audit import AuditEvent, verify_chain
+from app.db import Database
+from app.shops.models import Shop
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def session(app: Flask) -> Iterator[Session]:
+    with Database.state(app).session_factory() as session:
+        yield session
+
+
+def _shop(session: Session, domain: str) -> Shop:
+    shop = Shop(domain=domain, name=domain.split(".")[0])
+    session.add(shop)
+    session.flush()
+    return shop
+
+
+def _record_three(session: Session, shop: Shop) -> None:
+    for number in range(3):
+        audit.record(
+            session,
+            shop_id=shop.id,
+            kind="test.event",
+            actor="alice",
+            data={"n": number},
+            now=T0 + timedelta(seconds=number),
+        )
+    session.commit()
+
+
+def test_an_untouched_chain_verifies(session: Session) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    _record_three(session, shop)
+
+    report = verify_chain(session, shop.id)
+
+    assert report.intact
+    assert report.events == 3
+
+
+def test_editing_an_event_names_the_first_broken_link(session: Session) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    _record_three(session, shop)
+    session.execute(
+        update(AuditEvent)
+        .where(AuditEvent.shop_id == shop.id, AuditEvent.seq == 2)
+        .values(data={"n": 99})
+    )
+    session.commit()
+
+    report = verify_chain(session, shop.id)
+
+    assert (report.broken_at, report.problem) == (2, "content does not match its hash")
+
+
+def test_deleting_the_last_event_is_detected(session: Session) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    _record_three(session, shop)
+    session.query(AuditEvent).filter_by(shop_id=shop.id, seq=3).delete()
+    session.commit()
+
+    report = verify_chain(session, shop.id)
+
+    assert not report.intact
+    assert report.problem == "events after this one were removed"
+
+
+def test_deleting_a_middle_event_is_detected(session: Session) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    _record_three(session, shop)
+    session.query(AuditEvent).filter_by(shop_id=shop.id, seq=2).delete()
+    session.commit()
+
+    assert verify_chain(session, shop.id).broken_at == 2
+
+
+def test_each_shop_has_its_own_chain(session: Session) -> None:
+    linen = _shop(session, "linen.myshopify.com")
+    other = _shop(session, "other.myshopify.com")
+    _record_three(session, linen)
+    _record_three(session, other)
+
+    seqs = session.scalars(
+        select(AuditEvent.seq).where(AuditEvent.shop_id == other.id).order_by(AuditEvent.seq)
+    ).all()
+    assert seqs == [1, 2, 3]
+    assert verify_chain(session, linen.id).intact and verify_chain(session, other.id).intact
+
+
+def test_card_numbers_and_keys_never_reach_the_trail(session: Session) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    event = audit.record(
+        session,
+        shop_id=shop.id,
+        kind="test.event",
+        actor="alice",
+        data={"note": "card 4242 4242 4242 4242 and key rk_test_abcdefgh12345678"},
+        now=T0,
+    )
+    session.commit()
+
+    assert "4242 4242" not in str(event.data)
+    assert "abcdefgh12345678" not in str(event.data)
+    assert verify_chain(session, shop.id).intact
+
+
+def test_cli_verifies_and_reports_a_break(app: Flask, session: Session) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    _record_three(session, shop)
+    runner = app.test_cli_runner()
+
+    ok = runner.invoke(args=["audit-verify", "--shop", "linen.myshopify.com"])
+    assert ok.exit_code == 0 and "3 events, chain intact" in ok.output
+
+    session.execute(
+        update(AuditEvent)
+        .where(AuditEvent.shop_id == shop.id, AuditEvent.seq == 1)
+        .values(actor="mallory")
+    )
+    session.commit()
+    broken = runner.invoke(args=["audit-verify", "--shop", "linen.myshopify.com"])
+    assert broken.exit_code == 1
+    assert "chain broken at event 1" in broken.output

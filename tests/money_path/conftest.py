@@ -1,0 +1,155 @@
+"""The money path end to end: PostgreSQL (or SQLite), Redis, RQ worker processes,
+the Stripe sandbox over HTTP, and the web app served for real webhooks."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+import pytest
+import stripe
+from flask import Flask
+from flask.testing import FlaskClient
+from money_path_harness import Account, Staff, WorkerProcess
+from rq import Queue
+from sqlalchemy.orm import Session
+from werkzeug.serving import make_server
+
+from app.clock import utcnow
+from app.crypto import SecretBox, secret_box
+from app.db import Database
+from app.demo import APPROVER, OWNER, PROPOSER, LinenShop, seed_linen_shop
+from app.execution.executor import ExecutionContext
+from app.execution.providers import connection_adapters
+from app.execution.queueing import execution_queue
+from app.queue import connect_redis
+from app.settings import Settings
+from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
+
+ENCRYPTION_KEY = SecretBox.generate_key()
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[StripeSandbox]:
+    box = StripeSandbox(refund_failure_delay=3600, webhook_retry_delays=(0.2, 0.5, 1.0))
+    box.start()
+    yield box
+    box.stop()
+
+
+@pytest.fixture
+def settings(settings: Settings, sandbox: StripeSandbox) -> Settings:
+    assert sandbox._server is not None
+    host, port = sandbox._server.server_address[:2]
+    return replace(
+        settings,
+        stripe_api_base=f"http://{host!s}:{port}",
+        encryption_keys=(ENCRYPTION_KEY,),
+        # Each test gets its own queue, so no job of an earlier test can reach it.
+        queue_name=f"caseward-test-{uuid.uuid4().hex[:8]}",
+        reconcile_delay_seconds=0.3,
+        reconcile_max_delay_seconds=2.0,
+        stuck_submission_seconds=1.0,
+        provider_timeout_seconds=2.0,
+    )
+
+
+@pytest.fixture
+def web_url(app: Flask) -> Iterator[str]:
+    """The app served over HTTP, so the sandbox can deliver signed webhooks to it."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+@pytest.fixture
+def ctx(app: Flask, settings: Settings) -> ExecutionContext:
+    return ExecutionContext(
+        session_factory=Database.state(app).session_factory,
+        adapters=connection_adapters(settings, secret_box(settings)),
+        settings=settings,
+        clock=utcnow,
+    )
+
+
+@pytest.fixture
+def queue(settings: Settings) -> Queue:
+    return execution_queue(connect_redis(settings), settings.queue_name)
+
+
+@pytest.fixture
+def account(sandbox: StripeSandbox, settings: Settings) -> Account:
+    keys = sandbox.create_account(restricted_keys=[{"permissions": DEMO_PERMISSIONS}])
+    client = stripe.StripeClient(
+        keys.secret_key, base_addresses={"api": settings.stripe_api_base}, max_network_retries=0
+    )
+    return Account(keys.id, keys.secret_key, keys.restricted_keys[0].key, client)
+
+
+@pytest.fixture
+def session(app: Flask) -> Iterator[Session]:
+    with Database.state(app).session_factory() as session:
+        yield session
+
+
+@pytest.fixture
+def linen(
+    app: Flask, settings: Settings, account: Account, session: Session, web_url: str
+) -> LinenShop:
+    seeded = seed_linen_shop(
+        session,
+        settings=settings,
+        box=secret_box(settings),
+        secret_key=account.secret_key,
+        restricted_key=account.restricted_key,
+        webhook_base_url=web_url,
+    )
+    session.commit()
+    return seeded
+
+
+@pytest.fixture
+def staff(client: FlaskClient, app: Flask) -> Callable[[str], Staff]:
+    from app.demo import SHOP_DOMAIN  # noqa: PLC0415
+
+    return lambda user_id: Staff(client, app, SHOP_DOMAIN, user_id)
+
+
+@pytest.fixture
+def owner(staff: Callable[[str], Staff]) -> Staff:
+    return staff(OWNER)
+
+
+@pytest.fixture
+def approver(staff: Callable[[str], Staff]) -> Staff:
+    return staff(APPROVER)
+
+
+@pytest.fixture
+def proposer(staff: Callable[[str], Staff]) -> Staff:
+    return staff(PROPOSER)
+
+
+@pytest.fixture
+def start_worker(
+    settings: Settings, redis_url: str, migrated_database_url: str
+) -> Iterator[Callable[[], WorkerProcess]]:
+    workers: list[WorkerProcess] = []
+
+    def start() -> WorkerProcess:
+        worker = WorkerProcess(settings, redis_url, migrated_database_url)
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()
+
+
+@pytest.fixture
+def worker(start_worker: Callable[[], WorkerProcess]) -> WorkerProcess:
+    return start_worker()

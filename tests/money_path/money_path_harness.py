@@ -1,0 +1,121 @@
+"""Helpers for the money-path tests: staff API clients, worker processes, polling."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import stripe
+from flask import Flask
+from flask.testing import FlaskClient
+
+from app.settings import Settings
+from app.web.auth import staff_token
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Account:
+    id: str
+    secret_key: str
+    restricted_key: str
+    stripe: stripe.StripeClient
+
+
+class Staff:
+    """The staff API as a given person sees it."""
+
+    def __init__(self, client: FlaskClient, app: Flask, shop_domain: str, user_id: str):
+        with app.app_context():
+            token = staff_token().issue(shop_domain, user_id)
+        self._client = client
+        self._headers = {"Authorization": f"Bearer {token}"}
+        self.user_id = user_id
+
+    def get(self, path: str) -> Any:
+        return self._client.get(path, headers=self._headers)
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        return self._client.post(path, json=body, headers=self._headers)
+
+    def put(self, path: str, body: dict[str, Any]) -> Any:
+        return self._client.put(path, json=body, headers=self._headers)
+
+
+class WorkerProcess:
+    """``rq worker --with-scheduler`` in its own process, as in production."""
+
+    def __init__(self, settings: Settings, redis_url: str, database_url: str):
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
+            "STRIPE_API_BASE": settings.stripe_api_base,
+            "CASEWARD_ENCRYPTION_KEYS": ",".join(settings.encryption_keys),
+            "CASEWARD_INSTANCE_PATH": str(settings.instance_path),
+            "CASEWARD_RECONCILE_DELAY": str(settings.reconcile_delay_seconds),
+            "CASEWARD_RECONCILE_MAX_DELAY": str(settings.reconcile_max_delay_seconds),
+            "CASEWARD_PROVIDER_TIMEOUT": str(settings.provider_timeout_seconds),
+        }
+        rq = str(Path(sys.executable).parent / "rq")
+        self.process = subprocess.Popen(
+            [
+                rq,
+                "worker",
+                "--with-scheduler",
+                "-w",
+                "app.execution.worker.CasewardWorker",
+                "--url",
+                redis_url,
+                "--path",
+                str(REPO),
+                settings.queue_name,
+            ],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.output: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line.decode(errors="replace"))
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its work horse, as a crashed machine would."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def wait_for(predicate: Callable[[], Any], *, timeout: float = 20.0, what: str = "") -> Any:
+    """Poll until ``predicate`` returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or predicate}")
