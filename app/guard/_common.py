@@ -234,14 +234,17 @@ def customer_matches(ctx: Context, subject: str, owner: str | None) -> CheckResu
         reason = "The proposal names no customer to compare with."
     elif owner is None:
         reason = f"{subject} has no customer on record to compare with."
-    elif named == owner:
-        reason = f"{subject} belongs to customer {owner}, the one in the proposal."
-    else:
-        if ctx.proposal.kind in CUSTOMER_TARGET_KINDS:
+    elif ctx.proposal.kind in CUSTOMER_TARGET_KINDS:
+        # Credits and discounts target the customer: the one named must be the one targeted.
+        if named != owner:
             reason = f"The proposal names customer {named} but targets customer {owner}."
-        else:
-            reason = f"{subject} belongs to customer {owner}, not to {named} named in the proposal."
+            return CheckResult(CheckName.CUSTOMER_MATCHES, False, reason, facts)
+        reason = f"The proposal names customer {owner}, the one it targets."
+    elif named != owner:
+        reason = f"{subject} belongs to customer {owner}, not to {named} named in the proposal."
         return CheckResult(CheckName.CUSTOMER_MATCHES, False, reason, facts)
+    else:
+        reason = f"{subject} belongs to customer {owner}, the one in the proposal."
     return CheckResult(CheckName.CUSTOMER_MATCHES, True, reason, facts)
 
 

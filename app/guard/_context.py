@@ -13,7 +13,6 @@ from integrations.provider import ActionKind, OrderFacts, ProviderStatus
 MONEY_KINDS = frozenset({ActionKind.REFUND, ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT})
 # Credits and discounts target the customer itself.
 CUSTOMER_TARGET_KINDS = frozenset({ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT})
-SUBSCRIPTION_KINDS = frozenset({ActionKind.SUBSCRIPTION_CANCEL, ActionKind.SUBSCRIPTION_CHANGE})
 
 KIND_NOUN = {
     ActionKind.REFUND: "refund",

@@ -84,6 +84,7 @@ def refund_checks(ctx: Context, payment: PaymentFacts) -> list[CheckResult]:
     if amount is not None:
         results.append(currency_check(ctx, amount, f"payment {payment.id}", currency))
     if amount is not None and amount.amount > 0 and amount.currency == currency:
+        since = ctx.since(ctx.policy.duplicate_window)
         results.append(_remaining(payment, ledger, amount))
         results.append(
             duplicate_check(
@@ -96,7 +97,7 @@ def refund_checks(ctx: Context, payment: PaymentFacts) -> list[CheckResult]:
                     if refund.counts_against_capture
                     and refund.amount == amount.amount
                     and refund.currency.lower() == amount.currency
-                    and refund.created >= ctx.since(ctx.policy.duplicate_window)
+                    and refund.created >= since
                 ],
                 ids_at_provider=ledger.at_provider,
             )

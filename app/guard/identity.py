@@ -9,8 +9,8 @@ class IdentityLevel(StrEnum):
     """Ordered: ``none`` < ``claim`` < ``medium`` < ``strong``.
 
     Comparisons use the order of trust, not the alphabet, so ``level >= minimum``
-    reads as it should. Comparing with a plain string is refused rather than
-    falling back to ``str`` ordering.
+    reads as it should, also against a level's plain string (``level >= "medium"``);
+    any other string is refused rather than compared alphabetically.
     """
 
     NONE = "none"
@@ -28,24 +28,23 @@ class IdentityLevel(StrEnum):
         return _DESCRIPTION[self]
 
     def __lt__(self, other: object) -> bool:
-        if not isinstance(other, IdentityLevel):
-            return NotImplemented
-        return self.rank < other.rank
+        return self.rank < _rank_of(other)
 
     def __le__(self, other: object) -> bool:
-        if not isinstance(other, IdentityLevel):
-            return NotImplemented
-        return self.rank <= other.rank
+        return self.rank <= _rank_of(other)
 
     def __gt__(self, other: object) -> bool:
-        if not isinstance(other, IdentityLevel):
-            return NotImplemented
-        return self.rank > other.rank
+        return self.rank > _rank_of(other)
 
     def __ge__(self, other: object) -> bool:
-        if not isinstance(other, IdentityLevel):
-            return NotImplemented
-        return self.rank >= other.rank
+        return self.rank >= _rank_of(other)
+
+
+def _rank_of(other: object) -> int:
+    # Raising (not NotImplemented) keeps Python from falling back to str's alphabetical order.
+    if isinstance(other, str) and other in IdentityLevel._value2member_map_:
+        return IdentityLevel(other).rank
+    raise TypeError(f"cannot compare an identity level with {other!r}")
 
 
 _RANK = {level: rank for rank, level in enumerate(IdentityLevel)}

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from money_path_harness import Account, Staff, WorkerProcess, wait_for
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from app.cases.models import Customer, Order
 from app.demo import APRON_LINE, LinenShop
+from integrations.stripe import seeding
 
 
 def _case(staff: Staff, linen: LinenShop) -> dict[str, Any]:
@@ -89,3 +94,115 @@ def test_an_already_handled_request_is_blocked_as_a_duplicate(
     failing = {c["name"]: c["reason"] for c in second["verdict"]["checks"] if not c["passed"]}
     assert any("duplicate" in name for name in failing), failing
     assert len(_refunds(account, linen.payment_intent_id)) == 1
+
+
+def test_two_orders_of_one_customer_the_named_one_is_refunded_and_none_is_guessed(
+    linen: LinenShop,
+    approver: Staff,
+    proposer: Staff,
+    account: Account,
+    session: Session,
+    worker: WorkerProcess,
+) -> None:
+    second = _second_order(linen, account, session, amount=3200, name="#1002")
+    case = _case(approver, linen)
+    assert [o["name"] for o in case["orders"]] == ["#1001", "#1002"]
+
+    missing_target = proposer.post(
+        f"/api/cases/{linen.case_id}/proposals",
+        {"kind": "refund", "amount": 3200, "currency": "usd"},
+    )
+    assert missing_target.status_code == 400
+    assert missing_target.get_json()["error"]["field"] == "target"
+
+    proposed = proposer.post(
+        f"/api/cases/{linen.case_id}/proposals",
+        {"kind": "refund", "target": second, "amount": 3200, "currency": "usd"},
+    ).get_json()["proposal"]
+    approved = approver.post(
+        f"/api/proposals/{proposed['id']}/approve", {"digest": proposed["digest"]}
+    ).get_json()
+    action_id = approved["action"]["id"]
+    wait_for(
+        lambda: approver.get(f"/api/actions/{action_id}").get_json()["status"] == "succeeded",
+        what="the refund of the second order",
+    )
+
+    assert [r.amount for r in _refunds(account, second)] == [3200]
+    assert _refunds(account, linen.payment_intent_id) == []
+
+
+def test_an_amount_changed_after_approval_needs_review_and_sends_nothing(
+    linen: LinenShop,
+    approver: Staff,
+    proposer: Staff,
+    account: Account,
+    start_worker: Callable[[], WorkerProcess],
+) -> None:
+    proposal = _case(approver, linen)["proposals"][0]
+    approved = approver.post(
+        f"/api/proposals/{proposal['id']}/approve", {"digest": proposal["digest"]}
+    ).get_json()
+    action_id = approved["action"]["id"]
+
+    edited = proposer.put(
+        f"/api/proposals/{proposal['id']}",
+        {
+            "kind": "refund",
+            "target": linen.payment_intent_id,
+            "amount": 9600,
+            "currency": "usd",
+            "line_items": [{"line_id": APRON_LINE, "amount": 9600}],
+        },
+    )
+    assert edited.status_code == 200, edited.get_json()
+    revised = edited.get_json()["proposal"]
+    assert revised["revision"] == 2
+    assert revised["digest"] != proposal["digest"]
+    assert revised["status"] == "awaiting_approval"
+
+    stale = approver.post(
+        f"/api/proposals/{proposal['id']}/approve", {"digest": proposal["digest"]}
+    )
+    assert stale.status_code == 409
+    assert stale.get_json()["error"]["code"] == "stale_digest"
+
+    start_worker()
+    halted = approver.get(f"/api/actions/{action_id}").get_json()
+    assert halted["status"] == "halted"
+    assert "edited after approval" in halted["status_reason"]
+    approvals = _case(approver, linen)["proposals"][0]["approvals"]
+    assert approvals[0]["consumed_by_action"] == action_id
+    assert _refunds(account, linen.payment_intent_id) == []
+    events = account.stripe.v1.events.list(params={"type": "refund.created"}).data
+    assert events == []
+
+
+def _second_order(
+    linen: LinenShop, account: Account, session: Session, *, amount: int, name: str
+) -> str:
+    checkout = seeding.paid_checkout(
+        account.stripe,
+        email="maya@example.com",
+        name="Maya Lin",
+        amount=amount,
+        currency="usd",
+        customer_id=linen.customer_id,
+    )
+    customer = session.scalars(
+        select(Customer).where(Customer.stripe_customer_id == linen.customer_id)
+    ).one()
+    session.add(
+        Order(
+            shop_id=linen.shop_id,
+            customer_id=customer.id,
+            name=name,
+            currency="usd",
+            total=amount,
+            payment_provider="stripe",
+            payment_id=checkout.payment_intent_id,
+            lines=[{"id": "napkins", "title": "Linen napkins", "quantity": 4, "paid": amount}],
+        )
+    )
+    session.commit()
+    return checkout.payment_intent_id
