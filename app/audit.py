@@ -106,11 +106,12 @@ def record(
 
 def _lock_head(session: Session, shop_id: uuid.UUID) -> AuditHead:
     if session.get_bind().dialect.name == "postgresql":
-        session.execute(
-            pg_insert(AuditHead)
-            .values(shop_id=shop_id, seq=0, hash=GENESIS_HASH)
-            .on_conflict_do_nothing(index_elements=["shop_id"])
-        )
+        # One round trip: create the head if missing and row-lock it (DO UPDATE locks).
+        insert = pg_insert(AuditHead).values(shop_id=shop_id, seq=0, hash=GENESIS_HASH)
+        upsert = insert.on_conflict_do_update(
+            index_elements=["shop_id"], set_={"shop_id": insert.excluded.shop_id}
+        ).returning(AuditHead)
+        return session.scalars(upsert, execution_options={"populate_existing": True}).one()
     head = session.scalars(
         select(AuditHead).where(AuditHead.shop_id == shop_id).with_for_update()
     ).one_or_none()

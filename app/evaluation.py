@@ -88,7 +88,7 @@ def evaluate_draft(
 ) -> Evaluation:
     """``own_action_id``: when re-checking an approved action, so it is not counted
     against itself, and so its own write, if it already landed, is recognised."""
-    in_flight, history = _our_actions(session, shop.id, draft, own_action_id, now)
+    in_flight, history = _our_actions(session, shop.id, draft, policy, own_action_id, now)
     order = _order_for(session, shop.id, draft)
     facts = adapter.facts(draft.kind, draft.target)
     proposal = ProposedAction(
@@ -122,15 +122,34 @@ def _our_actions(
     session: Session,
     shop_id: uuid.UUID,
     draft: Draft,
+    policy: PolicyRules,
     own_action_id: uuid.UUID | None,
     now: datetime,
 ) -> tuple[tuple[InFlightAction, ...], tuple[PastAction, ...]]:
-    """Our actions not yet reported by the provider, and those it reported, for this shop."""
+    """Our actions not yet reported by the provider, and those it reported.
+
+    Only what a check can use is read: the same target or customer, unless a
+    shop-wide cap needs every action; and no further back than the longest window.
+    """
+    lookback = max(
+        [policy.duplicate_window]
+        + [cap.period for cap in (policy.per_customer_cap, policy.per_shop_cap) if cap]
+    )
     query = select(Action).where(
         Action.shop_id == shop_id,
         Action.status.in_(ActionStatus.IN_FLIGHT + ActionStatus.PROVIDER_OPEN),
-        Action.created_at >= now - _HISTORY_HORIZON,
+        or_(
+            Action.created_at >= now - min(lookback, _HISTORY_HORIZON),
+            # Money still on its way counts however old the action is.
+            Action.status.in_(ActionStatus.IN_FLIGHT),
+        ),
     )
+    customer_unknown = policy.per_customer_cap is not None and not draft.customer_ref
+    if policy.per_shop_cap is None and not customer_unknown:
+        related = [Action.target == draft.target]
+        if draft.customer_ref:
+            related.append(Action.customer_ref == draft.customer_ref)
+        query = query.where(or_(*related))
     if own_action_id is not None:
         query = query.where(Action.id != own_action_id)
     in_flight: list[InFlightAction] = []

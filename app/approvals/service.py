@@ -27,14 +27,14 @@ from app.approvals.digest import action_digest
 from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
 from app.errors import Conflict, Forbidden, NotFound
-from app.evaluation import Draft, Evaluation, evaluate_draft, line_item_refs
+from app.evaluation import Draft, Evaluation, evaluate_draft
 from app.execution.models import Action, ActionStatus
 from app.guard import IdentityLevel, Verdict
 from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop, StaffRole
 from app.shops.service import current_policy, require_role
-from integrations.provider import ActionKind, PaymentFacts, ProviderAdapter
+from integrations.provider import PaymentFacts, ProviderAdapter
 
 POLICY_ACTOR_PREFIX = "policy:v"
 
@@ -127,10 +127,14 @@ def approve_proposal(
     proposal_id: uuid.UUID,
     actor: str,
     digest: str,
-    adapter: ProviderAdapter,
     settings: Settings,
     now: datetime,
 ) -> ProposalResult:
+    """Record one person's approval of ``digest``; the last one needed creates the action.
+
+    The facts are not re-read here: the worker checks again against fresh provider
+    data, under the target lock, right before the call, which is the check that counts.
+    """
     member = require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, "approve actions")
     proposal = _locked_proposal(session, shop.id, proposal_id)
     if proposal.digest != digest:
@@ -161,23 +165,7 @@ def approve_proposal(
     if any(approval.approver == actor for approval in valid):
         raise Conflict(f"{actor} has already approved this proposal", code="already_approved")
 
-    # Facts may have moved since the proposal was made: check again before anyone commits to it.
     case = _case(session, shop.id, proposal.case_id)
-    evaluation = _evaluate(session, shop, case, proposal, _draft_of(proposal), adapter, now)
-    if evaluation.verdict.outcome == "blocked":
-        proposal.status = ProposalStatus.BLOCKED
-        proposal.verdict = evaluation.verdict.to_dict()
-        audit.record(
-            session,
-            shop_id=shop.id,
-            kind="proposal.blocked_at_approval",
-            actor=actor,
-            case_id=case.id,
-            data={"verdict": proposal.verdict},
-            now=now,
-        )
-        return ProposalResult(proposal)
-
     approval = Approval(
         shop_id=shop.id,
         proposal_id=proposal.id,
@@ -301,20 +289,6 @@ def _evaluate(
         policy=current_policy(session, shop.id),
         adapter=adapter,
         now=now,
-    )
-
-
-def _draft_of(proposal: Proposal) -> Draft:
-    return Draft(
-        kind=ActionKind(proposal.kind),
-        provider=proposal.provider,
-        target=proposal.target,
-        customer_ref=proposal.customer_ref,
-        amount=proposal.amount,
-        currency=proposal.currency,
-        line_items=line_item_refs(proposal.line_items),
-        params=dict(proposal.params),
-        reason=proposal.reason,
     )
 
 

@@ -41,6 +41,7 @@ from integrations.provider import (
     ActionRequest,
     IdempotencyConflict,
     OutcomeUnknown,
+    ProviderAdapter,
     ProviderAnswer,
     ProviderError,
     ProviderRejected,
@@ -65,11 +66,11 @@ def execute_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
         action = _locked_action(session, action_id)
         if action is None or action.status != ActionStatus.QUEUED:
             return action.status if action is not None else "missing"
-        attempt_number = _prepare_send(ctx, session, action, purpose="submit")
-        if attempt_number is None:
+        prepared = _prepare_send(ctx, session, action, purpose="submit")
+        if prepared is None:
             return action.status
         request = action_request(action)
-    return _send(ctx, action_id, request, attempt_number)
+    return _send(ctx, action_id, request, *prepared)
 
 
 def reconcile_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
@@ -115,10 +116,10 @@ def reconcile_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
             send_back_for_review(session, action, action.status_reason, now)
             return action.status
         action.status = ActionStatus.QUEUED
-        resend_number = _prepare_send(ctx, session, action, purpose="resubmit")
-        if resend_number is None:
+        prepared = _prepare_send(ctx, session, action, purpose="resubmit")
+        if prepared is None:
             return action.status
-    return _send(ctx, action_id, request, resend_number)
+    return _send(ctx, action_id, request, *prepared)
 
 
 def refresh_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
@@ -168,12 +169,17 @@ def action_request(action: Action) -> ActionRequest:
 
 def _prepare_send(
     ctx: ExecutionContext, session: Session, action: Action, *, purpose: str
-) -> int | None:
-    """Decide, under the target lock, whether the action may go out; mark it submitting."""
+) -> tuple[ProviderAdapter, int] | None:
+    """Decide, under the target lock, whether the action may go out; mark it submitting.
+
+    Returns the adapter to send with and the attempt number, or None when it must not go.
+    """
     now = ctx.clock()
     _lock_target(session, action)
     shop = get_shop(session, action.shop_id)
     proposal = session.get(Proposal, action.proposal_id)
+    policy = current_policy(session, shop.id)
+    adapter: ProviderAdapter | None = None
     stop_reason: str | None = None
     if shop.kill_switch:
         stop_reason = "the shop's kill switch is on"
@@ -189,7 +195,7 @@ def _prepare_send(
         action.proposal_revision,
     ):
         stop_reason = "the proposal changed after it was approved"
-    elif current_policy(session, shop.id).version != proposal.policy_version:
+    elif policy.version != proposal.policy_version:
         stop_reason = "the shop's policy changed after approval"
     if stop_reason is None:
         case = session.get(Case, action.case_id)
@@ -201,7 +207,7 @@ def _prepare_send(
             draft=_draft(action),
             identity_level=IdentityLevel(case.identity_level),
             proposed_by=proposal.proposed_by,
-            policy=current_policy(session, shop.id),
+            policy=policy,
             adapter=adapter,
             now=now,
             own_action_id=action.id,
@@ -209,10 +215,10 @@ def _prepare_send(
         if evaluation.verdict.outcome == "blocked":
             failing = [c.reason for c in evaluation.verdict.checks if not c.passed]
             stop_reason = "checks at execution: " + "; ".join(failing)
-    if stop_reason is not None:
+    if stop_reason is not None or adapter is None:
         action.status = ActionStatus.HALTED
         action.status_reason = stop_reason
-        send_back_for_review(session, action, stop_reason, now)
+        send_back_for_review(session, action, stop_reason or "not sent", now)
         return None
     number = _next_attempt_number(session, action.id)
     session.add(
@@ -237,16 +243,17 @@ def _prepare_send(
         data={"attempt": number, "idempotency_key": action.idempotency_key},
         now=now,
     )
-    return number
+    return adapter, number
 
 
 def _send(
-    ctx: ExecutionContext, action_id: uuid.UUID, request: ActionRequest, attempt_number: int
+    ctx: ExecutionContext,
+    action_id: uuid.UUID,
+    request: ActionRequest,
+    adapter: ProviderAdapter,
+    attempt_number: int,
 ) -> str:
-    with ctx.session_factory() as session:
-        action = session.get(Action, action_id)
-        assert action is not None
-        adapter = ctx.adapters(session, action.shop_id, action.provider)
+    """The one provider call, outside any transaction, then its recording."""
     answer: ProviderAnswer | None = None
     error: ProviderError | None = None
     try:

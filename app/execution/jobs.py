@@ -34,12 +34,6 @@ def context() -> ExecutionContext:
     )
 
 
-def reset_after_fork() -> None:
-    """A forked work horse must not share the parent's database connections."""
-    if context.cache_info().currsize:
-        context().session_factory.kw["bind"].dispose(close=False)
-
-
 def execute(action_id: str) -> str:
     return execute_action(context(), uuid.UUID(action_id))
 

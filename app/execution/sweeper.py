@@ -16,8 +16,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from redis.exceptions import RedisError
 from rq import Queue
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 
 from app import audit
 from app.execution.executor import SYSTEM_ACTOR, ExecutionContext
@@ -82,9 +84,14 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
 
 def run_forever(ctx: ExecutionContext, queue: Queue) -> None:
     while True:
-        report = sweep(ctx, queue)
-        if report.requeued or report.marked_unknown or report.reconciling:
-            log.info("sweep: %s", report)
+        try:
+            report = sweep(ctx, queue)
+        except (RedisError, OperationalError, OSError) as exc:
+            # A daemon outlives a restarting Redis or database; the next sweep catches up.
+            log.warning("sweep skipped: %s", exc)
+        else:
+            if report.requeued or report.marked_unknown or report.reconciling:
+                log.info("sweep: %s", report)
         time.sleep(ctx.settings.sweep_interval_seconds)
 
 

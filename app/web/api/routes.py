@@ -143,7 +143,6 @@ def proposals_approve(proposal_id: uuid.UUID) -> tuple[Response, int]:
         proposal_id=proposal_id,
         actor=g.actor,
         digest=_text(body, "digest", required=True),
-        adapter=_adapter("stripe"),
         settings=_settings(),
         now=utcnow(),
     )

@@ -1,0 +1,200 @@
+"""Credentials and error translation for the Stripe adapter.
+
+Two jobs live here because both are about what may leave the adapter: which keys
+Caseward agrees to hold, and how an SDK exception becomes one of the protocol's errors
+without ever carrying the API key in its text. The distinction that matters most is
+between "Stripe answered and refused" (nothing happened, safe to tell a person) and
+"we do not know" (a write may have happened, so only a lookup may settle it).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+import stripe
+
+from integrations.provider import (
+    CredentialsRefused,
+    IdempotencyConflict,
+    OutcomeUnknown,
+    PermissionDenied,
+    ProviderError,
+    ProviderRejected,
+)
+
+_log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+S = TypeVar("S", bound=stripe.StripeObject)
+
+# Stripe lets a concurrent request with the same key finish before it answers the
+# second one; a short wait usually lets the first one land. Pauses before each retry.
+IN_USE_RETRY_PAUSES = (0.2, 0.5)
+
+REQUIRED_PERMISSIONS = (
+    "Read: Charges, PaymentIntents, Customers, Subscriptions, Disputes; "
+    "Write: Refunds, Customers (balance transactions), Coupons, Promotion codes, Subscriptions"
+)
+
+_PERMISSION_NAME = re.compile(r"'(rak_[a-z_]+)'")
+
+
+def mask_key(key: str) -> str:
+    """The key as it may appear in text: its kind prefix and its last four characters."""
+    match = re.match(r"[a-z]{2}_(?:live|test)_", key)
+    prefix = match.group(0) if match else ""
+    if len(key) < len(prefix) + 12:
+        return prefix + "****"
+    return f"{prefix}...{key[-4:]}"
+
+
+def check_key(api_key: str, *, livemode: bool) -> None:
+    """Refuse any key but a restricted key of the mode the shop runs in.
+
+    A secret key can do everything on the account, including things Caseward must never
+    do, so holding one is a liability even if our code behaves; a key of the other mode
+    would silently move real money in a test setup, or none in a live one.
+    """
+    masked = mask_key(api_key)
+    advice = (
+        "Create a restricted key (rk_live_... or rk_test_...) in the Stripe dashboard "
+        f"with these permissions: {REQUIRED_PERMISSIONS}."
+    )
+    if api_key.startswith("sk_"):
+        raise CredentialsRefused(
+            f"Caseward does not accept secret keys ({masked}): a secret key can do "
+            f"anything on the account. {advice}"
+        )
+    if api_key.startswith("rk_test_") and livemode:
+        raise CredentialsRefused(
+            f"The key {masked} is a test-mode key but the shop is in live mode. "
+            "Use a live restricted key (rk_live_...)."
+        )
+    if api_key.startswith("rk_live_") and not livemode:
+        raise CredentialsRefused(
+            f"The key {masked} is a live-mode key but the shop is in test mode. "
+            "Use a test restricted key (rk_test_...)."
+        )
+    if not api_key.startswith(("rk_live_", "rk_test_")):
+        raise CredentialsRefused(f"{masked} is not a Stripe restricted key. {advice}")
+
+
+def was_replayed(obj: stripe.StripeObject) -> bool:
+    """Whether Stripe answered from its idempotency store (``Idempotent-Replayed: true``)."""
+    response = obj.last_response
+    headers: Mapping[str, str] = response.headers if response is not None else {}
+    return any(
+        name.lower() == "idempotent-replayed" and value.strip().lower() == "true"
+        for name, value in headers.items()
+    )
+
+
+class Calls:
+    """Runs SDK calls and turns every SDK exception into a protocol error.
+
+    Reads and writes differ only in what a transport failure means: a failed read
+    changed nothing (:class:`ProviderError`, try later), a failed write may have taken
+    effect (:class:`OutcomeUnknown`, look it up before anything else).
+    """
+
+    def __init__(self, api_key: str, sleep: Callable[[float], None] = time.sleep) -> None:
+        self._api_key = api_key
+        self._masked = mask_key(api_key)
+        self._sleep = sleep
+
+    def read(self, what: str, call: Callable[[], T]) -> T:
+        """A read; every failure becomes an error saying nothing was changed."""
+        try:
+            return call()
+        except stripe.StripeError as error:
+            raise self._translate(error, what, writing=False) from error
+
+    def read_or_missing(self, what: str, call: Callable[[], T]) -> T | None:
+        """A read of one object by id: ``None`` when Stripe says there is no such object."""
+        try:
+            return call()
+        except stripe.InvalidRequestError as error:
+            if error.http_status == 404 or _code(error) == "resource_missing":
+                return None
+            raise self._translate(error, what, writing=False) from error
+        except stripe.StripeError as error:
+            raise self._translate(error, what, writing=False) from error
+
+    def write(
+        self, what: str, idempotency_key: str, call: Callable[[stripe.RequestOptions], S]
+    ) -> S:
+        """One write under ``idempotency_key``; a 409 (key in use) is retried with the same key.
+
+        The key is always ours: the SDK would otherwise invent one per call, and a key
+        that does not survive a worker restart protects nothing.
+        """
+        options: stripe.RequestOptions = {"idempotency_key": idempotency_key}
+        pauses = list(IN_USE_RETRY_PAUSES)
+        while True:
+            try:
+                return call(options)
+            except stripe.StripeError as error:
+                if error.http_status == 409 and pauses:
+                    self._sleep(pauses.pop(0))
+                    continue
+                raise self._translate(error, what, writing=True) from error
+
+    def _translate(self, error: stripe.StripeError, what: str, *, writing: bool) -> ProviderError:
+        """The protocol error for ``error``; the message names the call, never the key."""
+        status = error.http_status
+        code = _code(error)
+        detail = self._scrub(error.user_message or type(error).__name__)
+        if error.request_id:
+            detail = f"{detail} (request {error.request_id})"
+        if isinstance(error, stripe.IdempotencyError):
+            return IdempotencyConflict(
+                f"Stripe saw the idempotency key of the {what} with other parameters; the "
+                f"first request may have taken effect, so a person must decide: {detail}"
+            )
+        if isinstance(error, stripe.PermissionError) or status == 403:
+            permission = _PERMISSION_NAME.search(detail)
+            missing = (
+                f"the restricted key lacks the '{permission.group(1)}' permission"
+                if permission
+                else "the restricted key lacks a permission"
+            )
+            return PermissionDenied(
+                f"Stripe refused the {what}: {missing}. Edit the key in the Stripe dashboard "
+                f"({REQUIRED_PERMISSIONS}). {detail}",
+                code=code,
+                http_status=status,
+            )
+        transient = (
+            isinstance(error, stripe.APIConnectionError | stripe.RateLimitError)
+            or status is None
+            or not 400 <= status < 500
+            or status == 409
+        )
+        if transient:
+            if writing:
+                _log.warning("Stripe %s: outcome unknown (%s, HTTP %s)", what, code, status)
+                return OutcomeUnknown(
+                    f"The {what} may or may not have happened at Stripe (HTTP {status}): {detail}"
+                )
+            return ProviderError(f"Stripe could not answer the {what} (HTTP {status}): {detail}")
+        return ProviderRejected(
+            f"Stripe refused the {what}: {detail}", code=code, http_status=status
+        )
+
+    def _scrub(self, text: str) -> str:
+        """``text`` with our key masked, in case Stripe ever echoes it whole."""
+        return text.replace(self._api_key, self._masked)
+
+
+def _code(error: stripe.StripeError) -> str | None:
+    """Stripe's error code: the SDK only copies it onto some exception classes."""
+    if error.code:
+        return error.code
+    body = error.error
+    if body is not None and "code" in body and isinstance(body["code"], str):
+        return body["code"]
+    return None

@@ -1,0 +1,322 @@
+"""Reads: fresh facts from Stripe, turned into the protocol's dataclasses.
+
+Everything is read from the SDK's objects as plain JSON (``to_dict``) with checked
+accessors, so a field of the wrong type fails loudly here instead of becoming a wrong
+amount in a guardrail check. Lists are always paged to the end (or to the cutoff the
+caller asks for): a refund on page two still counts against the capture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from typing import Any
+
+import stripe
+
+from integrations.provider import (
+    CustomerFacts,
+    PaymentFacts,
+    ProviderCredit,
+    ProviderDiscount,
+    ProviderRefund,
+    ProviderStatus,
+    SubscriptionFacts,
+    SubscriptionItem,
+)
+
+from ._errors import Calls
+
+JSON = dict[str, Any]
+
+PAGE_SIZE = 100
+# Balance transactions older than this are history the checks do not need.
+CREDIT_HISTORY = timedelta(days=90)
+
+
+def payment_param(target: str) -> str:
+    """Which refund parameter names ``target``: ``payment_intent`` or ``charge``."""
+    if target.startswith("pi_"):
+        return "payment_intent"
+    if target.startswith("ch_"):
+        return "charge"
+    raise ValueError(f"a Stripe refund target is a payment intent or a charge, not {target!r}")
+
+
+class Reader:
+    """The adapter's reads; shared by ``facts`` and ``find`` so both see the same data."""
+
+    def __init__(self, client: stripe.StripeClient, calls: Calls, now: Callable[[], datetime]):
+        self._v1 = client.v1
+        self._calls = calls
+        self._now = now
+
+    # ------------------------------------------------------------ payments
+
+    def payment(self, target: str) -> PaymentFacts:
+        """The payment intent or charge ``target``, with every refund made on it."""
+        if payment_param(target) == "payment_intent":
+            intent = self._calls.read_or_missing(
+                f"lookup of {target}",
+                lambda: self._v1.payment_intents.retrieve(target, {"expand": ["latest_charge"]}),
+            )
+            if intent is None:
+                return PaymentFacts(id=target, exists=False)
+            data = intent.to_dict()
+            charge: JSON = data.get("latest_charge") or {}
+        else:
+            found = self._calls.read_or_missing(
+                f"lookup of {target}", lambda: self._v1.charges.retrieve(target)
+            )
+            if found is None:
+                return PaymentFacts(id=target, exists=False)
+            data = charge = found.to_dict()
+        return PaymentFacts(
+            id=target,
+            exists=True,
+            currency=_str(data, "currency"),
+            amount=_int(data, "amount"),
+            captured=_int(charge, "amount_captured") if charge else 0,
+            paid=bool(charge.get("paid")),
+            disputed=bool(charge.get("disputed")),
+            customer_id=object_id(data.get("customer")),
+            created=timestamp(data["created"]),
+            refunds=tuple(to_refund(r) for r in self.refunds(target)),
+        )
+
+    def refunds(self, target: str) -> Iterator[JSON]:
+        """Every refund on ``target``, newest first (Stripe's list order)."""
+        param = payment_param(target)
+
+        def page(after: str | None) -> stripe.ListObject[stripe.Refund]:
+            params: stripe.params.RefundListParams = {"limit": PAGE_SIZE}
+            if param == "payment_intent":
+                params["payment_intent"] = target
+            else:
+                params["charge"] = target
+            if after:
+                params["starting_after"] = after
+            return self._v1.refunds.list(params)
+
+        return self._pages(f"refund list of {target}", page)
+
+    # ------------------------------------------------------------ customers
+
+    def customer(self, target: str) -> CustomerFacts:
+        """The customer ``target``, its recent balance transactions and its promotion codes."""
+        found = self._calls.read_or_missing(
+            f"lookup of {target}", lambda: self._v1.customers.retrieve(target)
+        )
+        if found is None:
+            return CustomerFacts(id=target, exists=False)
+        data = found.to_dict()
+        if data.get("deleted"):
+            return CustomerFacts(id=target, exists=True, deleted=True)
+        cutoff = self._now() - CREDIT_HISTORY
+        credits = []
+        for transaction in self.balance_transactions(target):
+            credit = to_credit(transaction)
+            if credit.created < cutoff:
+                break
+            credits.append(credit)
+        return CustomerFacts(
+            id=target,
+            exists=True,
+            email=data.get("email"),
+            balance=_int(data, "balance"),
+            balance_currency=data.get("currency"),
+            credits=tuple(credits),
+            discounts=tuple(to_discount(p) for p in self.promotion_codes(target)),
+        )
+
+    def balance_transactions(self, customer: str) -> Iterator[JSON]:
+        """The customer's balance transactions, newest first."""
+
+        def page(after: str | None) -> stripe.ListObject[stripe.CustomerBalanceTransaction]:
+            params: stripe.params.CustomerBalanceTransactionListParams = {"limit": PAGE_SIZE}
+            if after:
+                params["starting_after"] = after
+            return self._v1.customers.balance_transactions.list(customer, params)
+
+        return self._pages(f"balance transaction list of {customer}", page)
+
+    def promotion_codes(self, customer: str) -> Iterator[JSON]:
+        """The customer's promotion codes, each with its coupon expanded."""
+
+        def page(after: str | None) -> stripe.ListObject[stripe.PromotionCode]:
+            params: stripe.params.PromotionCodeListParams = {
+                "customer": customer,
+                "limit": PAGE_SIZE,
+                "expand": ["data.promotion.coupon"],
+            }
+            if after:
+                params["starting_after"] = after
+            return self._v1.promotion_codes.list(params)
+
+        return self._pages(f"promotion code list of {customer}", page)
+
+    # ------------------------------------------------------------ subscriptions
+
+    def subscription(self, target: str) -> SubscriptionFacts:
+        """The subscription ``target`` with all its items."""
+        data = self.subscription_json(target)
+        if data is None:
+            return SubscriptionFacts(id=target, exists=False)
+        items = self._subscription_items(data)
+        ends = [timestamp(i["current_period_end"]) for i in items if i.get("current_period_end")]
+        if not ends and data.get("current_period_end"):  # API versions before 2025-03-31
+            ends = [timestamp(data["current_period_end"])]
+        return SubscriptionFacts(
+            id=target,
+            exists=True,
+            status=_str(data, "status"),
+            customer_id=object_id(data.get("customer")),
+            currency=_str(data, "currency"),
+            cancel_at_period_end=bool(data.get("cancel_at_period_end")),
+            current_period_end=min(ends) if ends else None,
+            items=tuple(
+                SubscriptionItem(
+                    id=_str(i, "id"),
+                    price_id=object_id(i.get("price")) or "",
+                    quantity=int(i.get("quantity") or 0),
+                )
+                for i in items
+            ),
+            metadata=metadata_of(data),
+        )
+
+    def subscription_json(self, target: str) -> JSON | None:
+        """The subscription as JSON, or ``None`` when Stripe has no such subscription."""
+        found = self._calls.read_or_missing(
+            f"lookup of {target}", lambda: self._v1.subscriptions.retrieve(target)
+        )
+        return None if found is None else found.to_dict()
+
+    def _subscription_items(self, subscription: JSON) -> list[JSON]:
+        """All items: the embedded list holds the first page only."""
+        embedded: JSON = subscription.get("items") or {}
+        items: list[JSON] = list(embedded.get("data") or [])
+        if not embedded.get("has_more"):
+            return items
+        target = _str(subscription, "id")
+
+        def page(after: str | None) -> stripe.ListObject[stripe.SubscriptionItem]:
+            params: stripe.params.SubscriptionItemListParams = {
+                "subscription": target,
+                "limit": PAGE_SIZE,
+            }
+            if after:
+                params["starting_after"] = after
+            return self._v1.subscription_items.list(params)
+
+        return list(self._pages(f"item list of {target}", page))
+
+    # ------------------------------------------------------------ paging
+
+    def _pages(
+        self, what: str, fetch: Callable[[str | None], stripe.ListObject[Any]]
+    ) -> Iterator[JSON]:
+        """Follow ``starting_after`` cursors until Stripe says there is no more."""
+        after: str | None = None
+        while True:
+            page = self._calls.read(what, partial(fetch, after))
+            rows = [row.to_dict() for row in page.data]
+            yield from rows
+            if not page.has_more or not rows:
+                return
+            after = _str(rows[-1], "id")
+
+
+# ---------------------------------------------------------------- conversions
+
+_STATUSES = {status.value: status for status in ProviderStatus}
+
+
+def refund_status(value: object) -> ProviderStatus:
+    """Stripe's refund status; anything unexpected reads as pending, never as succeeded."""
+    return _STATUSES.get(str(value), ProviderStatus.PENDING)
+
+
+def to_refund(data: JSON) -> ProviderRefund:
+    """A refund object as the checks see it."""
+    return ProviderRefund(
+        id=_str(data, "id"),
+        amount=_int(data, "amount"),
+        currency=_str(data, "currency"),
+        status=refund_status(data.get("status")),
+        created=timestamp(data["created"]),
+        metadata=metadata_of(data),
+        failure_reason=data.get("failure_reason"),
+        pending_reason=data.get("pending_reason"),
+    )
+
+
+def to_credit(data: JSON) -> ProviderCredit:
+    """A customer balance transaction (negative amount: a credit to the customer)."""
+    return ProviderCredit(
+        id=_str(data, "id"),
+        amount=_int(data, "amount"),
+        currency=_str(data, "currency"),
+        created=timestamp(data["created"]),
+        metadata=metadata_of(data),
+    )
+
+
+def to_discount(promotion_code: JSON) -> ProviderDiscount:
+    """A promotion code with its (expanded) coupon."""
+    coupon = coupon_of(promotion_code)
+    percent = coupon.get("percent_off")
+    return ProviderDiscount(
+        id=_str(promotion_code, "id"),
+        coupon_id=_str(coupon, "id"),
+        code=_str(promotion_code, "code"),
+        # The protocol holds whole percents; Stripe allows two decimals (12.5 -> 12).
+        percent_off=None if percent is None else int(percent),
+        amount_off=coupon.get("amount_off"),
+        currency=coupon.get("currency"),
+        created=timestamp(promotion_code["created"]),
+        metadata=metadata_of(promotion_code),
+    )
+
+
+def coupon_of(promotion_code: JSON) -> JSON:
+    """The coupon a promotion code grants (``promotion.coupon``; ``coupon`` before 2025-09)."""
+    promotion: JSON = promotion_code.get("promotion") or {}
+    coupon = promotion.get("coupon") or promotion_code.get("coupon")
+    if not isinstance(coupon, dict):
+        raise TypeError(f"promotion code {promotion_code.get('id')} came without its coupon")
+    return coupon
+
+
+def timestamp(value: object) -> datetime:
+    """A Stripe Unix timestamp as an aware UTC datetime."""
+    if not isinstance(value, int):
+        raise TypeError(f"expected a Unix timestamp, got {value!r}")
+    return datetime.fromtimestamp(value, UTC)
+
+
+def object_id(value: object) -> str | None:
+    """The id of an expandable field, whether Stripe sent the id or the object."""
+    if isinstance(value, dict):
+        return _str(value, "id")
+    return value if isinstance(value, str) else None
+
+
+def metadata_of(data: JSON) -> dict[str, str]:
+    """The object's metadata (Stripe sends ``null`` on some objects)."""
+    return {str(k): str(v) for k, v in (data.get("metadata") or {}).items()}
+
+
+def _str(data: JSON, key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise TypeError(f"Stripe field {key!r} should be a string, got {value!r}")
+    return value
+
+
+def _int(data: JSON, key: str) -> int:
+    value = data.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"Stripe field {key!r} should be an integer, got {value!r}")
+    return value

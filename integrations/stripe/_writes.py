@@ -1,0 +1,374 @@
+"""Writes and their lookups: one logical write per action, and how to recognise it later.
+
+Every write goes out under the caller's idempotency key with our action id in the
+created object's metadata, so that a resend after an unclear outcome is replayed by
+Stripe rather than executed twice, and :class:`Writer.find` can recognise the effect
+without writing anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+import stripe
+
+from integrations.provider import (
+    ACTION_ID_METADATA_KEY,
+    ActionKind,
+    ActionRequest,
+    ProviderAnswer,
+    ProviderStatus,
+)
+
+from ._errors import Calls, was_replayed
+from ._facts import JSON, Reader, coupon_of, metadata_of, payment_param, refund_status
+
+RefundReason = Literal["duplicate", "fraudulent", "requested_by_customer"]
+_REFUND_REASONS: dict[str, RefundReason] = {
+    "duplicate": "duplicate",
+    "fraudulent": "fraudulent",
+    "requested_by_customer": "requested_by_customer",
+}
+Proration = Literal["always_invoice", "create_prorations", "none"]
+_PRORATIONS: dict[str, Proration] = {
+    "always_invoice": "always_invoice",
+    "create_prorations": "create_prorations",
+    "none": "none",
+}
+Duration = Literal["once", "repeating", "forever"]
+_DURATIONS: dict[str, Duration] = {"once": "once", "repeating": "repeating", "forever": "forever"}
+# Stripe's limit on a metadata value; a free-text reason is cut to fit.
+METADATA_VALUE_MAX = 500
+
+
+class Writer:
+    """Submits one action and looks for its effect afterwards."""
+
+    def __init__(self, client: stripe.StripeClient, calls: Calls, reader: Reader):
+        self._v1 = client.v1
+        self._calls = calls
+        self._reader = reader
+
+    # ------------------------------------------------------------ submit
+
+    def submit(self, request: ActionRequest) -> ProviderAnswer:
+        """Send the action's one logical write and report what Stripe answered."""
+        metadata = _metadata(request)
+        if request.kind is ActionKind.REFUND:
+            return self._refund(request, metadata)
+        if request.kind is ActionKind.CUSTOMER_CREDIT:
+            return self._credit(request, metadata)
+        if request.kind is ActionKind.DISCOUNT:
+            return self._discount(request, metadata)
+        if request.kind is ActionKind.SUBSCRIPTION_CANCEL:
+            return self._cancel(request, metadata)
+        return self._change(request, metadata)
+
+    def _refund(self, request: ActionRequest, metadata: dict[str, str]) -> ProviderAnswer:
+        reason = request.params.get("reason")
+        if isinstance(reason, str) and reason and reason not in _REFUND_REASONS:
+            # Stripe takes only its three reasons; ours travels with the refund anyway.
+            metadata["caseward_reason"] = reason[:METADATA_VALUE_MAX]
+        params: stripe.params.RefundCreateParams = {
+            "amount": _amount(request),
+            "metadata": metadata,
+        }
+        if payment_param(request.target) == "payment_intent":
+            params["payment_intent"] = request.target
+        else:
+            params["charge"] = request.target
+        if isinstance(reason, str) and reason in _REFUND_REASONS:
+            params["reason"] = _REFUND_REASONS[reason]
+        refund = self._calls.write(
+            f"refund on {request.target}",
+            request.idempotency_key,
+            lambda options: self._v1.refunds.create(params, options),
+        )
+        return refund_answer(refund.to_dict(), replayed=was_replayed(refund))
+
+    def _credit(self, request: ActionRequest, metadata: dict[str, str]) -> ProviderAnswer:
+        description = request.params.get("description")
+        params: stripe.params.CustomerBalanceTransactionCreateParams = {
+            # A negative balance is money the customer can spend on future invoices.
+            "amount": -_amount(request),
+            "currency": _currency(request),
+            "description": description if isinstance(description, str) else "Caseward credit",
+            "metadata": metadata,
+        }
+        transaction = self._calls.write(
+            f"balance credit for {request.target}",
+            request.idempotency_key,
+            lambda options: self._v1.customers.balance_transactions.create(
+                request.target, params, options
+            ),
+        )
+        return credit_answer(transaction.to_dict(), replayed=was_replayed(transaction))
+
+    def _discount(self, request: ActionRequest, metadata: dict[str, str]) -> ProviderAnswer:
+        coupon_params: stripe.params.CouponCreateParams = {
+            "duration": _duration(request.params),
+            "max_redemptions": 1,
+            "metadata": metadata,
+        }
+        percent_off = request.params.get("percent_off")
+        if percent_off is not None:
+            if not isinstance(percent_off, int | float) or not 0 < percent_off <= 100:
+                raise ValueError(f"percent_off must be in (0, 100], not {percent_off!r}")
+            coupon_params["percent_off"] = float(percent_off)
+        else:
+            coupon_params["amount_off"] = _amount(request)
+            coupon_params["currency"] = _currency(request)
+        if coupon_params["duration"] == "repeating":
+            months = request.params.get("duration_in_months")
+            if not isinstance(months, int) or months < 1:
+                raise ValueError("a repeating discount needs duration_in_months >= 1")
+            coupon_params["duration_in_months"] = months
+        # Two writes, each idempotent under its own derived key: a resend after an
+        # unclear outcome replays the coupon and creates (or replays) the code.
+        coupon = self._calls.write(
+            f"coupon for {request.target}",
+            f"{request.idempotency_key}:coupon",
+            lambda options: self._v1.coupons.create(coupon_params, options),
+        )
+        code_params: stripe.params.PromotionCodeCreateParams = {
+            "promotion": {"type": "coupon", "coupon": coupon.id},
+            "customer": request.target,
+            "max_redemptions": 1,
+            "metadata": metadata,
+        }
+        code = request.params.get("code")
+        if isinstance(code, str) and code:
+            code_params["code"] = code
+        promotion_code = self._calls.write(
+            f"promotion code for {request.target}",
+            f"{request.idempotency_key}:promotion_code",
+            lambda options: self._v1.promotion_codes.create(code_params, options),
+        )
+        return discount_answer(
+            promotion_code.to_dict(), coupon.to_dict(), replayed=was_replayed(promotion_code)
+        )
+
+    def _cancel(self, request: ActionRequest, metadata: dict[str, str]) -> ProviderAnswer:
+        what = f"cancellation of {request.target}"
+        if _at_period_end(request.params):
+            update: stripe.params.SubscriptionUpdateParams = {
+                "cancel_at_period_end": True,
+                "metadata": metadata,
+            }
+            subscription = self._calls.write(
+                what,
+                request.idempotency_key,
+                lambda options: self._v1.subscriptions.update(request.target, update, options),
+            )
+            data = subscription.to_dict()
+            done = bool(data.get("cancel_at_period_end")) or data.get("status") == "canceled"
+        else:
+            # Immediate and final. Stripe ignores idempotency keys on DELETE; a resend
+            # after an unclear outcome is safe only because ``find`` runs first.
+            subscription = self._calls.write(
+                what,
+                request.idempotency_key,
+                lambda options: self._v1.subscriptions.cancel(request.target, None, options),
+            )
+            data = subscription.to_dict()
+            done = data.get("status") == "canceled"
+        return subscription_answer(
+            data,
+            ProviderStatus.SUCCEEDED if done else ProviderStatus.PENDING,
+            replayed=was_replayed(subscription),
+        )
+
+    def _change(self, request: ActionRequest, metadata: dict[str, str]) -> ProviderAnswer:
+        params: stripe.params.SubscriptionUpdateParams = {
+            "items": _items(request.params.get("items")),
+            "metadata": metadata,
+        }
+        proration = request.params.get("proration_behavior")
+        if proration is not None:
+            if not isinstance(proration, str) or proration not in _PRORATIONS:
+                raise ValueError(f"unknown proration_behavior {proration!r}")
+            params["proration_behavior"] = _PRORATIONS[proration]
+        subscription = self._calls.write(
+            f"change of {request.target}",
+            request.idempotency_key,
+            lambda options: self._v1.subscriptions.update(request.target, params, options),
+        )
+        data = subscription.to_dict()
+        return subscription_answer(data, _change_status(data), replayed=was_replayed(subscription))
+
+    # ------------------------------------------------------------ find
+
+    def find(self, request: ActionRequest) -> ProviderAnswer | None:
+        """The action's effect as Stripe shows it now, or ``None``; never writes."""
+        action_id = request.action_id
+        if request.kind is ActionKind.REFUND:
+            refund = _first_ours(self._reader.refunds(request.target), action_id)
+            return None if refund is None else refund_answer(refund, replayed=False)
+        if request.kind is ActionKind.CUSTOMER_CREDIT:
+            credit = _first_ours(self._reader.balance_transactions(request.target), action_id)
+            return None if credit is None else credit_answer(credit, replayed=False)
+        if request.kind is ActionKind.DISCOUNT:
+            code = _first_ours(self._reader.promotion_codes(request.target), action_id)
+            return None if code is None else discount_answer(code, coupon_of(code), replayed=False)
+        data = self._reader.subscription_json(request.target)
+        return None if data is None else _subscription_effect(request, data)
+
+
+def _subscription_effect(request: ActionRequest, data: JSON) -> ProviderAnswer | None:
+    """What a subscription shows of our change or cancellation, if anything."""
+    ours = _is_ours(data, request.action_id)
+    if request.kind is ActionKind.SUBSCRIPTION_CHANGE:
+        return subscription_answer(data, _change_status(data), replayed=False) if ours else None
+    if not _at_period_end(request.params):
+        # A cancel-now carries no metadata (DELETE takes none): the status is the effect.
+        if data.get("status") != "canceled":
+            return None
+        return subscription_answer(data, ProviderStatus.SUCCEEDED, replayed=False)
+    if not ours:
+        return None
+    # Our update is there; if the cancellation was withdrawn since, it is no longer in effect.
+    in_effect = bool(data.get("cancel_at_period_end")) or data.get("status") == "canceled"
+    status = ProviderStatus.SUCCEEDED if in_effect else ProviderStatus.CANCELED
+    return subscription_answer(data, status, replayed=False)
+
+
+# ---------------------------------------------------------------- answers
+
+
+def refund_answer(refund: JSON, *, replayed: bool) -> ProviderAnswer:
+    """A refund's status is Stripe's own: pending stays pending until Stripe says otherwise."""
+    return ProviderAnswer(
+        reference=str(refund["id"]),
+        status=refund_status(refund.get("status")),
+        raw=refund,
+        replayed=replayed,
+        failure_reason=refund.get("failure_reason"),
+    )
+
+
+def credit_answer(transaction: JSON, *, replayed: bool) -> ProviderAnswer:
+    """A balance transaction exists only once applied: it has no other status."""
+    return ProviderAnswer(
+        reference=str(transaction["id"]),
+        status=ProviderStatus.SUCCEEDED,
+        raw=transaction,
+        replayed=replayed,
+    )
+
+
+def discount_answer(promotion_code: JSON, coupon: JSON, *, replayed: bool) -> ProviderAnswer:
+    """The promotion code is what the customer uses; a deactivated one no longer grants anything."""
+    active = bool(promotion_code.get("active"))
+    return ProviderAnswer(
+        reference=str(promotion_code["id"]),
+        status=ProviderStatus.SUCCEEDED if active else ProviderStatus.CANCELED,
+        raw={
+            "coupon_id": coupon.get("id"),
+            "code": promotion_code.get("code"),
+            "promotion_code": promotion_code,
+            "coupon": coupon,
+        },
+        replayed=replayed,
+    )
+
+
+def subscription_answer(
+    subscription: JSON, status: ProviderStatus, *, replayed: bool
+) -> ProviderAnswer:
+    """A subscription write is referenced by the subscription itself."""
+    return ProviderAnswer(
+        reference=str(subscription["id"]),
+        status=status,
+        raw=subscription,
+        replayed=replayed,
+    )
+
+
+def _change_status(subscription: JSON) -> ProviderStatus:
+    """A change waiting on a payment sits in ``pending_update`` until the invoice is paid."""
+    return (
+        ProviderStatus.PENDING if subscription.get("pending_update") else ProviderStatus.SUCCEEDED
+    )
+
+
+# ---------------------------------------------------------------- request checks
+
+
+def _metadata(request: ActionRequest) -> dict[str, str]:
+    """The request's metadata, always carrying our action id (the key ``find`` matches on)."""
+    metadata = dict(request.metadata)
+    carried = metadata.setdefault(ACTION_ID_METADATA_KEY, request.action_id)
+    if carried != request.action_id:
+        raise ValueError(
+            f"metadata names action {carried!r} but the request is action {request.action_id!r}"
+        )
+    return metadata
+
+
+def _amount(request: ActionRequest) -> int:
+    """A positive amount in minor units: money is never implied (no "refund everything")."""
+    if not isinstance(request.amount, int) or request.amount <= 0:
+        raise ValueError(f"a {request.kind} needs a positive amount, not {request.amount!r}")
+    return request.amount
+
+
+def _currency(request: ActionRequest) -> str:
+    if not request.currency:
+        raise ValueError(f"a {request.kind} needs a currency")
+    return request.currency.lower()
+
+
+def _duration(params: Mapping[str, object]) -> Duration:
+    duration = params.get("duration", "once")
+    if not isinstance(duration, str) or duration not in _DURATIONS:
+        raise ValueError(f"duration must be one of {sorted(_DURATIONS)}, not {duration!r}")
+    return _DURATIONS[duration]
+
+
+def _at_period_end(params: Mapping[str, object]) -> bool:
+    """Cancel now or at period end: must be said explicitly, the two are very different."""
+    value = params.get("at_period_end", params.get("cancel_at_period_end"))
+    if not isinstance(value, bool):
+        raise ValueError("a subscription cancel must say at_period_end=True or False")
+    return value
+
+
+def _items(value: object) -> list[stripe.params.SubscriptionUpdateParamsItem]:
+    """The requested items as Stripe's ``items[]``: an item id, a price, or both, and a quantity."""
+    if not isinstance(value, list | tuple) or not value:
+        raise ValueError("a subscription change needs a non-empty list of items")
+    items: list[stripe.params.SubscriptionUpdateParamsItem] = []
+    for entry in value:
+        if not isinstance(entry, Mapping):
+            raise ValueError(f"a subscription item is a mapping, not {entry!r}")
+        item: stripe.params.SubscriptionUpdateParamsItem = {}
+        if "id" in entry:
+            item["id"] = _item_text(entry, "id")
+        if "price" in entry:
+            item["price"] = _item_text(entry, "price")
+        if "quantity" in entry:
+            quantity = entry["quantity"]
+            if not isinstance(quantity, int) or isinstance(quantity, bool) or quantity < 0:
+                raise ValueError(f"item quantity must be a whole number, not {quantity!r}")
+            item["quantity"] = quantity
+        if "id" not in item and "price" not in item:
+            raise ValueError("a subscription item names an item id or a price")
+        items.append(item)
+    return items
+
+
+def _item_text(entry: Mapping[object, object], key: str) -> str:
+    value = entry[key]
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"item {key} must be a non-empty string, not {value!r}")
+    return value
+
+
+def _is_ours(data: JSON, action_id: str) -> bool:
+    return metadata_of(data).get(ACTION_ID_METADATA_KEY) == action_id
+
+
+def _first_ours(rows: Iterable[JSON], action_id: str) -> JSON | None:
+    """The first object (Stripe lists newest first) carrying our action id."""
+    return next((row for row in rows if _is_ours(row, action_id)), None)

