@@ -37,6 +37,7 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
         JSON_SORT_KEYS=False,
     )
 
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]  # names and symbols as written
     db.init_app(app)
     redis_ext.init_app(app)
     app.extensions["caseward.staff_token"] = SignedStaffToken(app.config["SECRET_KEY"])

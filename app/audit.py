@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, UniqueConstraint, Uuid, select
+from sqlalchemy import JSON, ForeignKey, Integer, String, UniqueConstraint, Uuid, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from app.clock import utcnow
-from app.db import Base
+from app.db import Base, UTCDateTime
 
 GENESIS_HASH = "0" * 64
 
@@ -40,7 +40,7 @@ class AuditEvent(Base):
     case_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
     action_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
 
@@ -57,7 +57,7 @@ class AuditHead(Base):
 
 # Card numbers (13-19 digits, optionally grouped) and provider secrets never enter the trail.
 _CARD_NUMBER = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
-_SECRET = re.compile(r"\b(sk|rk|whsec|shpat|shpss)_(live_|test_)?[A-Za-z0-9]+")
+_SECRET = re.compile(r"\b(sk|rk|whsec|shpat|shpss)_(live_|test_)?[A-Za-z0-9]{8,}")
 
 
 def redact(value: Any) -> Any:

@@ -21,8 +21,10 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from redis import Redis
 from sqlalchemy import Engine, make_url, text
 
-from app import create_app
-import app.models  # noqa: F401  (every table on Base.metadata, for cleaning)
+from app import (
+    create_app,
+    models,  # noqa: F401  (registers every table on Base.metadata, for cleaning)
+)
 from app.db import Base, Database
 from app.migrations import upgrade
 from app.settings import Settings, normalise_database_url

@@ -10,7 +10,8 @@ from the shared specs folder at test time (they are never copied into this repos
 * ``stripe-schemas-selected-2023-08-16.json``: OpenAPI 3.0 schemas. They decide
   **types, nullability and enums**, recursively.
 
-See ``../shared/specs/README.md`` (beside the checkout) for provenance and the known 2023 -> 2026 differences.
+See ``../shared/specs/README.md`` (beside the checkout) for provenance and the known
+2023 -> 2026 differences.
 
 Usage in a test::
 

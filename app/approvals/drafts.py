@@ -11,7 +11,7 @@ from typing import Any
 
 from app.errors import InvalidInput
 from app.evaluation import Draft
-from app.guard import LineItemRef
+from app.guard import ALLOWED_PARAMS, LineItemRef
 from app.money import MoneyError, normalise_currency
 from integrations.provider import ActionKind
 
@@ -23,15 +23,6 @@ _TARGET_PREFIXES: dict[ActionKind, tuple[str, ...]] = {
     ActionKind.SUBSCRIPTION_CHANGE: ("sub_",),
 }
 _NEEDS_AMOUNT = (ActionKind.REFUND, ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT)
-_ALLOWED_PARAMS: dict[ActionKind, frozenset[str]] = {
-    ActionKind.REFUND: frozenset({"reason"}),
-    ActionKind.CUSTOMER_CREDIT: frozenset({"description"}),
-    ActionKind.DISCOUNT: frozenset({"percent_off", "amount_off", "duration", "duration_in_months"}),
-    ActionKind.SUBSCRIPTION_CANCEL: frozenset({"at_period_end"}),
-    ActionKind.SUBSCRIPTION_CHANGE: frozenset(
-        {"items", "cancel_at_period_end", "proration_behavior"}
-    ),
-}
 MAX_TEXT = 500
 
 
@@ -50,13 +41,16 @@ def parse_draft(payload: Mapping[str, Any], *, provider: str = "stripe") -> Draf
     params = payload.get("params") or {}
     if not isinstance(params, Mapping):
         raise InvalidInput("params must be an object", field="params")
-    unknown = sorted(set(params) - _ALLOWED_PARAMS[kind])
+    unknown = sorted(set(params) - ALLOWED_PARAMS[kind])
     if unknown:
         raise InvalidInput(
             f"{', '.join(unknown)} is not a parameter of a {kind.value}",
             field=f"params.{unknown[0]}",
         )
+    params = dict(params)
     _check_params(kind, params)
+    if kind == ActionKind.SUBSCRIPTION_CHANGE and "items" in params:
+        params["items"] = _subscription_items(params["items"])
     line_items = _line_items(payload.get("line_items"), kind)
     return Draft(
         kind=kind,
@@ -125,6 +119,27 @@ def _line_items(value: object, kind: ActionKind) -> tuple[LineItemRef, ...]:
             raise InvalidInput("a line amount is a positive integer", field=f"{field}.amount")
         items.append(LineItemRef(line_id=item["line_id"], amount_minor=item["amount"]))
     return tuple(items)
+
+
+def _subscription_items(value: object) -> list[list[object]]:
+    """``[{"price", "quantity"}]``, the complete set wanted afterwards, as pairs."""
+    if not isinstance(value, list) or not value:
+        raise InvalidInput(
+            "items is the complete list of {price, quantity} wanted afterwards",
+            field="params.items",
+        )
+    pairs: list[list[object]] = []
+    for index, item in enumerate(value):
+        field = f"params.items[{index}]"
+        if not isinstance(item, Mapping) or not isinstance(item.get("price"), str):
+            raise InvalidInput("each item names a price id", field=f"{field}.price")
+        quantity = item.get("quantity", 1)
+        if not _is_int(quantity) or quantity < 1:
+            raise InvalidInput(
+                "quantity is a whole number of at least 1", field=f"{field}.quantity"
+            )
+        pairs.append([item["price"], quantity])
+    return pairs
 
 
 def _check_params(kind: ActionKind, params: Mapping[str, Any]) -> None:

@@ -143,6 +143,13 @@ def approve_proposal(
             f"{proposal.revision}); review it again before approving",
             code="stale_digest",
         )
+    policy_version = current_policy(session, shop.id).version
+    if policy_version != proposal.policy_version:
+        raise Conflict(
+            f"the shop's policy changed (now version {policy_version}) since this proposal was "
+            "checked; it must be checked again under the new policy before approval",
+            code="stale_digest",
+        )
     if proposal.status != ProposalStatus.AWAITING_APPROVAL:
         raise Conflict(
             f"the proposal is {proposal.status}, not awaiting approval",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, LargeBinary, String, UniqueConstraint, Uuid
+from sqlalchemy import Boolean, ForeignKey, LargeBinary, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.clock import utcnow
-from app.db import Base
+from app.db import Base, UTCDateTime
 
 
 class Connection(Base):
@@ -27,4 +27,4 @@ class Connection(Base):
     # The secret the provider signs webhooks with for this connection.
     encrypted_webhook_secret: Mapped[bytes | None] = mapped_column(LargeBinary)
     created_by: Mapped[str] = mapped_column(String(255))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

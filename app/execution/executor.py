@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -106,7 +106,7 @@ def reconcile_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
             return action.status
         attempt.outcome = "absent"
         first_sent = action.first_sent_at or action.created_at
-        key_age = now - _aware(first_sent)
+        key_age = now - first_sent
         if key_age > timedelta(seconds=ctx.settings.idempotency_key_lifetime_seconds):
             action.status = ActionStatus.NEEDS_DECISION
             action.status_reason = (
@@ -185,7 +185,7 @@ def _prepare_send(
         stop_reason = "the shop's kill switch is on"
     elif not shop.writes_enabled:
         stop_reason = "the shop is in protection mode (read-only)"
-    elif now > _aware(action.approval_expires_at):
+    elif now > action.approval_expires_at:
         action.status = ActionStatus.EXPIRED
         action.status_reason = "the approval expired before the action was executed"
         send_back_for_review(session, action, action.status_reason, now)
@@ -365,8 +365,3 @@ def _next_attempt_number(session: Session, action_id: uuid.UUID) -> int:
         select(func.max(ActionAttempt.number)).where(ActionAttempt.action_id == action_id)
     )
     return (current or 0) + 1
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite returns naive datetimes; everything Caseward stores is UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

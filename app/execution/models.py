@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
-    DateTime,
     ForeignKey,
     Integer,
     String,
@@ -19,7 +18,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.clock import utcnow
-from app.db import Base
+from app.db import Base, UTCDateTime
 
 
 class ActionStatus:
@@ -84,16 +83,14 @@ class Action(Base):
     status_reason: Mapped[str | None] = mapped_column(Text)
     provider_ref: Mapped[str | None] = mapped_column(String(255), index=True)
     failure_reason: Mapped[str | None] = mapped_column(String(255))
-    first_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    submitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    next_check_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    first_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    next_check_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     checks_made: Mapped[int] = mapped_column(Integer, default=0)
     approved_by: Mapped[list[str]] = mapped_column(JSON, default=list)
-    approval_expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), default=utcnow, onupdate=utcnow
-    )
+    approval_expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
 
 class ActionAttempt(Base):
@@ -107,8 +104,8 @@ class ActionAttempt(Base):
     number: Mapped[int] = mapped_column(Integer)
     purpose: Mapped[str] = mapped_column(String(16))  # submit | find
     idempotency_key: Mapped[str] = mapped_column(String(255))
-    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # answered | rejected | unknown (submit); found | absent (find)
     outcome: Mapped[str | None] = mapped_column(String(32))
     provider_ref: Mapped[str | None] = mapped_column(String(255))
@@ -128,9 +125,9 @@ class ProviderEvent(Base):
     event_id: Mapped[str] = mapped_column(String(255))
     type: Mapped[str] = mapped_column(String(128))
     object_id: Mapped[str | None] = mapped_column(String(255), index=True)
-    created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created: Mapped[datetime] = mapped_column(UTCDateTime())
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
-    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class TargetLock(Base):

@@ -56,21 +56,28 @@ def job_is_live(queue: Queue, job_id: str) -> bool:
 
 
 def _enqueue_unique(queue: Queue, function: str, action_id: uuid.UUID, job_id: str) -> bool:
-    existing = queue.fetch_job(job_id)
-    if existing is not None:
-        if existing.get_status(refresh=True) not in _DONE:
+    try:
+        _enqueue(queue, function, action_id, job_id)
+    except DuplicateJobError:
+        existing = queue.fetch_job(job_id)
+        if existing is not None and existing.get_status(refresh=True) not in _DONE:
             return False
         # A finished or failed job whose action still needs doing: replace it.
-        existing.delete()
-    try:
-        queue.enqueue(
-            function,
-            str(action_id),
-            job_id=job_id,
-            unique=True,
-            result_ttl=_RESULT_TTL,
-            failure_ttl=24 * 3600,
-        )
-    except DuplicateJobError:
-        return False
+        if existing is not None:
+            existing.delete()
+        try:
+            _enqueue(queue, function, action_id, job_id)
+        except DuplicateJobError:
+            return False
     return True
+
+
+def _enqueue(queue: Queue, function: str, action_id: uuid.UUID, job_id: str) -> None:
+    queue.enqueue(
+        function,
+        str(action_id),
+        job_id=job_id,
+        unique=True,
+        result_ttl=_RESULT_TTL,
+        failure_ttl=24 * 3600,
+    )

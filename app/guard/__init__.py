@@ -7,6 +7,7 @@ proposal is made and again in the worker, under the row lock, just before the
 provider call. The cost is linear in the provider's records and our actions.
 """
 
+from app.guard._common import ALLOWED_PARAMS
 from app.guard.checks import evaluate
 from app.guard.identity import IdentityLevel
 from app.guard.policy import (
@@ -29,6 +30,7 @@ from integrations.provider import ACTION_ID_METADATA_KEY
 
 __all__ = [
     "ACTION_ID_METADATA_KEY",
+    "ALLOWED_PARAMS",
     "DEFAULT_DUPLICATE_WINDOW",
     "DEFAULT_MAX_PERCENT_OFF",
     "CapRule",

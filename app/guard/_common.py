@@ -18,14 +18,17 @@ from app.guard.verdict import CheckName, CheckResult
 from app.money import Money
 from integrations.provider import ACTION_ID_METADATA_KEY, ActionKind
 
-_ALLOWED_PARAMS = {
+# The parameters each kind may carry to the provider; anything else is refused.
+ALLOWED_PARAMS = {
     ActionKind.REFUND: frozenset({"reason"}),
-    ActionKind.CUSTOMER_CREDIT: frozenset({"reason"}),
+    ActionKind.CUSTOMER_CREDIT: frozenset({"reason", "description"}),
     ActionKind.DISCOUNT: frozenset(
         {"reason", "percent_off", "amount_off", "duration", "duration_in_months"}
     ),
     ActionKind.SUBSCRIPTION_CANCEL: frozenset({"reason", "at_period_end"}),
-    ActionKind.SUBSCRIPTION_CHANGE: frozenset({"reason", "items", "cancel_at_period_end"}),
+    ActionKind.SUBSCRIPTION_CHANGE: frozenset(
+        {"reason", "items", "cancel_at_period_end", "proration_behavior"}
+    ),
 }
 
 _AMOUNT_NEEDED = {
@@ -149,7 +152,7 @@ def _reason_allowed(ctx: Context) -> CheckResult:
 def _proposal_shape(ctx: Context) -> CheckResult:
     """Parameters nobody checks must not ride along to the provider."""
     proposal = ctx.proposal
-    unknown = sorted(set(proposal.params) - _ALLOWED_PARAMS[proposal.kind])
+    unknown = sorted(set(proposal.params) - ALLOWED_PARAMS[proposal.kind])
     problems = []
     if unknown:
         problems.append(

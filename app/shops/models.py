@@ -6,11 +6,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, UniqueConstraint, Uuid
+from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.clock import utcnow
-from app.db import Base
+from app.db import Base, UTCDateTime
 
 
 class Shop(Base):
@@ -27,10 +27,10 @@ class Shop(Base):
     # The permanent myshopify.com domain: Shopify's stable identifier for a store.
     domain: Mapped[str] = mapped_column(String(255), unique=True)
     name: Mapped[str] = mapped_column(String(255))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     writes_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
     writes_enabled_by: Mapped[str | None] = mapped_column(String(255))
-    writes_enabled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    writes_enabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     kill_switch: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
@@ -60,7 +60,7 @@ class StaffMember(Base):
     role: Mapped[str] = mapped_column(String(32))
     # Currency -> highest amount (minor units) this person may approve; absent means none.
     approval_limits: Mapped[dict[str, int]] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class ShopPolicy(Base):
@@ -74,4 +74,4 @@ class ShopPolicy(Base):
     version: Mapped[int] = mapped_column(Integer)
     rules: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_by: Mapped[str] = mapped_column(String(255))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

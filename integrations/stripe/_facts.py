@@ -59,7 +59,9 @@ class Reader:
         if payment_param(target) == "payment_intent":
             intent = self._calls.read_or_missing(
                 f"lookup of {target}",
-                lambda: self._v1.payment_intents.retrieve(target, {"expand": ["latest_charge"]}),
+                lambda: self._v1.payment_intents.retrieve(
+                    target, {"expand": ["latest_charge.refunds"]}
+                ),
             )
             if intent is None:
                 return PaymentFacts(id=target, exists=False)
@@ -67,7 +69,8 @@ class Reader:
             charge: JSON = data.get("latest_charge") or {}
         else:
             found = self._calls.read_or_missing(
-                f"lookup of {target}", lambda: self._v1.charges.retrieve(target)
+                f"lookup of {target}",
+                lambda: self._v1.charges.retrieve(target, {"expand": ["refunds"]}),
             )
             if found is None:
                 return PaymentFacts(id=target, exists=False)
@@ -82,11 +85,23 @@ class Reader:
             disputed=bool(charge.get("disputed")),
             customer_id=object_id(data.get("customer")),
             created=timestamp(data["created"]),
-            refunds=tuple(to_refund(r) for r in self.refunds(target)),
+            refunds=tuple(to_refund(r) for r in self._refunds_of(target, charge)),
         )
 
-    def refunds(self, target: str) -> Iterator[JSON]:
-        """Every refund on ``target``, newest first (Stripe's list order)."""
+    def _refunds_of(self, target: str, charge: JSON) -> Iterator[JSON]:
+        """The refunds expanded on the charge (one call for the whole payment), then the
+        rest by list when Stripe says there are more."""
+        embedded = charge.get("refunds") if charge else None
+        if not isinstance(embedded, dict):
+            yield from self.refunds(target)
+            return
+        rows: list[JSON] = list(embedded.get("data") or [])
+        yield from rows
+        if embedded.get("has_more") and rows:
+            yield from self.refunds(target, after=_str(rows[-1], "id"))
+
+    def refunds(self, target: str, after: str | None = None) -> Iterator[JSON]:
+        """Every refund on ``target`` (after the refund ``after``), newest first."""
         param = payment_param(target)
 
         def page(after: str | None) -> stripe.ListObject[stripe.Refund]:
@@ -99,7 +114,7 @@ class Reader:
                 params["starting_after"] = after
             return self._v1.refunds.list(params)
 
-        return self._pages(f"refund list of {target}", page)
+        return self._pages(f"refund list of {target}", page, after)
 
     # ------------------------------------------------------------ customers
 
@@ -215,10 +230,12 @@ class Reader:
     # ------------------------------------------------------------ paging
 
     def _pages(
-        self, what: str, fetch: Callable[[str | None], stripe.ListObject[Any]]
+        self,
+        what: str,
+        fetch: Callable[[str | None], stripe.ListObject[Any]],
+        after: str | None = None,
     ) -> Iterator[JSON]:
         """Follow ``starting_after`` cursors until Stripe says there is no more."""
-        after: str | None = None
         while True:
             page = self._calls.read(what, partial(fetch, after))
             rows = [row.to_dict() for row in page.data]

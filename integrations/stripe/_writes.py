@@ -19,6 +19,7 @@ from integrations.provider import (
     ActionRequest,
     ProviderAnswer,
     ProviderStatus,
+    SubscriptionItem,
 )
 
 from ._errors import Calls, was_replayed
@@ -180,10 +181,13 @@ class Writer:
         )
 
     def _change(self, request: ActionRequest, metadata: dict[str, str]) -> ProviderAnswer:
-        params: stripe.params.SubscriptionUpdateParams = {
-            "items": _items(request.params.get("items")),
-            "metadata": metadata,
-        }
+        params: stripe.params.SubscriptionUpdateParams = {"metadata": metadata}
+        if request.params.get("items") is not None:
+            wanted = _wanted_items(request.params["items"])
+            current = self._reader.subscription(request.target)
+            params["items"] = _item_changes(wanted, current.items)
+        if isinstance(request.params.get("cancel_at_period_end"), bool):
+            params["cancel_at_period_end"] = bool(request.params["cancel_at_period_end"])
         proration = request.params.get("proration_behavior")
         if proration is not None:
             if not isinstance(proration, str) or proration not in _PRORATIONS:
@@ -334,35 +338,45 @@ def _at_period_end(params: Mapping[str, object]) -> bool:
     return value
 
 
-def _items(value: object) -> list[stripe.params.SubscriptionUpdateParamsItem]:
-    """The requested items as Stripe's ``items[]``: an item id, a price, or both, and a quantity."""
-    if not isinstance(value, list | tuple) or not value:
+def _wanted_items(wanted: object) -> dict[str, int]:
+    """The complete set of ``(price_id, quantity)`` pairs wanted afterwards, checked."""
+    if not isinstance(wanted, list | tuple) or not wanted:
         raise ValueError("a subscription change needs a non-empty list of items")
-    items: list[stripe.params.SubscriptionUpdateParamsItem] = []
-    for entry in value:
-        if not isinstance(entry, Mapping):
-            raise ValueError(f"a subscription item is a mapping, not {entry!r}")
-        item: stripe.params.SubscriptionUpdateParamsItem = {}
-        if "id" in entry:
-            item["id"] = _item_text(entry, "id")
-        if "price" in entry:
-            item["price"] = _item_text(entry, "price")
-        if "quantity" in entry:
-            quantity = entry["quantity"]
-            if not isinstance(quantity, int) or isinstance(quantity, bool) or quantity < 0:
-                raise ValueError(f"item quantity must be a whole number, not {quantity!r}")
-            item["quantity"] = quantity
-        if "id" not in item and "price" not in item:
-            raise ValueError("a subscription item names an item id or a price")
-        items.append(item)
+    quantities: dict[str, int] = {}
+    for pair in wanted:
+        if not isinstance(pair, list | tuple) or len(pair) != 2:
+            raise ValueError(f"a subscription item is a (price, quantity) pair, not {pair!r}")
+        price, quantity = pair
+        if not isinstance(price, str) or not price:
+            raise ValueError(f"item price must be a non-empty string, not {price!r}")
+        if not isinstance(quantity, int) or isinstance(quantity, bool) or quantity < 1:
+            raise ValueError(
+                f"item quantity must be a whole number of at least 1, not {quantity!r}"
+            )
+        quantities[price] = quantity
+    return quantities
+
+
+def _item_changes(
+    wanted: dict[str, int], current: Iterable[SubscriptionItem]
+) -> list[stripe.params.SubscriptionUpdateParamsItem]:
+    """Stripe's ``items[]`` turning ``current`` into ``wanted``: keep an item whose price
+    stays (with the new quantity), delete the others, add new prices."""
+    current = list(current)
+    kept = {item.price_id for item in current}
+    # Additions first, deletions last: the subscription never passes through "no items".
+    items: list[stripe.params.SubscriptionUpdateParamsItem] = [
+        {"price": price, "quantity": quantity}
+        for price, quantity in wanted.items()
+        if price not in kept
+    ]
+    items += [
+        {"id": item.id, "quantity": wanted[item.price_id]}
+        for item in current
+        if item.price_id in wanted
+    ]
+    items += [{"id": item.id, "deleted": True} for item in current if item.price_id not in wanted]
     return items
-
-
-def _item_text(entry: Mapping[object, object], key: str) -> str:
-    value = entry[key]
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"item {key} must be a non-empty string, not {value!r}")
-    return value
 
 
 def _is_ours(data: JSON, action_id: str) -> bool:

@@ -25,7 +25,7 @@ def session(app: Flask) -> Iterator[Session]:
 
 
 def _shop(session: Session, domain: str) -> Shop:
-    shop = Shop(domain=domain, name=domain.split(".")[0])
+    shop = Shop(domain=domain, name=domain.split(".", maxsplit=1)[0])
     session.add(shop)
     session.flush()
     return shop

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -18,12 +19,13 @@ def _op(
     ok: dict[str, Any],
     body: dict[str, Any] | None = None,
     errors: tuple[int, ...] = (400, 401, 403, 404),
+    status: int = 200,
 ) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "summary": summary,
         "security": [{"staffToken": []}],
         "responses": {
-            "200": {"description": "OK", **_json(ok)},
+            str(status): {"description": "Created" if status == 201 else "OK", **_json(ok)},
             **{
                 str(code): {"description": _ERRORS[code], **_json(_ref("Error"))} for code in errors
             },
@@ -32,6 +34,23 @@ def _op(
     if body is not None:
         operation["requestBody"] = {"required": True, **_json(body)}
     return operation
+
+
+def _with_path_parameters(paths: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Declare every ``{name}`` of a templated path as a required uuid parameter."""
+    for template, item in paths.items():
+        names = re.findall(r"\{(\w+)\}", template)
+        if names:
+            item["parameters"] = [
+                {
+                    "name": name,
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string", "format": "uuid"},
+                }
+                for name in names
+            ]
+    return paths
 
 
 _ERRORS = {
@@ -171,69 +190,78 @@ OPENAPI: dict[str, Any] = {
             },
         },
     },
-    "paths": {
-        "/api/cases": {
-            "get": _op("Cases of the caller's shop", {"type": "object"}),
-            "post": _op("Open a case", _ref("CaseSummary"), {"type": "object"}),
-        },
-        "/api/cases/{case_id}": {"get": _op("The case file", {"type": "object"})},
-        "/api/cases/{case_id}/audit": {"get": _op("The case's audit trail", {"type": "object"})},
-        "/api/cases/{case_id}/proposals": {
-            "post": _op(
-                "Propose an action; the verdict comes back", _PROPOSAL_RESULT, _ref("Draft")
-            ),
-        },
-        "/api/proposals/{proposal_id}": {
-            "put": _op(
-                "Edit a proposal (voids its approvals)",
-                _PROPOSAL_RESULT,
-                _ref("Draft"),
-                (400, 401, 403, 404, 409),
-            ),
-        },
-        "/api/proposals/{proposal_id}/approve": {
-            "post": _op(
-                "Approve the exact digest reviewed",
-                _PROPOSAL_RESULT,
-                {
-                    "type": "object",
-                    "required": ["digest"],
-                    "properties": {"digest": {"type": "string"}},
-                },
-                (400, 401, 403, 404, 409),
-            ),
-        },
-        "/api/proposals/{proposal_id}/reject": {
-            "post": _op(
-                "Reject a proposal",
-                {"type": "object"},
-                {
-                    "type": "object",
-                    "required": ["reason"],
-                    "properties": {"reason": {"type": "string"}},
-                },
-                (400, 401, 403, 404, 409),
-            ),
-        },
-        "/api/actions/{action_id}": {"get": _op("An action with its attempts", _ref("Action"))},
-        "/api/shop": {"get": _op("Shop settings and current policy", {"type": "object"})},
-        "/api/shop/writes": {
-            "put": _op(
-                "Turn provider writes on or off (protection mode)",
-                {"type": "object"},
-                {"type": "object"},
-            )
-        },
-        "/api/shop/kill-switch": {
-            "put": _op("Engage or release the kill switch", {"type": "object"}, {"type": "object"})
-        },
-        "/api/shop/policy": {
-            "put": _op("Save a new policy version", {"type": "object"}, {"type": "object"})
-        },
-        "/api/shop/connections/stripe": {
-            "put": _op(
-                "Connect Stripe with a restricted key", {"type": "object"}, {"type": "object"}
-            )
-        },
-    },
+    "paths": _with_path_parameters(
+        {
+            "/api/cases": {
+                "get": _op("Cases of the caller's shop", {"type": "object"}),
+                "post": _op("Open a case", _ref("CaseSummary"), {"type": "object"}, status=201),
+            },
+            "/api/cases/{case_id}": {"get": _op("The case file", {"type": "object"})},
+            "/api/cases/{case_id}/audit": {
+                "get": _op("The case's audit trail", {"type": "object"})
+            },
+            "/api/cases/{case_id}/proposals": {
+                "post": _op(
+                    "Propose an action; the verdict comes back",
+                    _PROPOSAL_RESULT,
+                    _ref("Draft"),
+                    status=201,
+                ),
+            },
+            "/api/proposals/{proposal_id}": {
+                "put": _op(
+                    "Edit a proposal (voids its approvals)",
+                    _PROPOSAL_RESULT,
+                    _ref("Draft"),
+                    (400, 401, 403, 404, 409),
+                ),
+            },
+            "/api/proposals/{proposal_id}/approve": {
+                "post": _op(
+                    "Approve the exact digest reviewed",
+                    _PROPOSAL_RESULT,
+                    {
+                        "type": "object",
+                        "required": ["digest"],
+                        "properties": {"digest": {"type": "string"}},
+                    },
+                    (400, 401, 403, 404, 409),
+                ),
+            },
+            "/api/proposals/{proposal_id}/reject": {
+                "post": _op(
+                    "Reject a proposal",
+                    {"type": "object"},
+                    {
+                        "type": "object",
+                        "required": ["reason"],
+                        "properties": {"reason": {"type": "string"}},
+                    },
+                    (400, 401, 403, 404, 409),
+                ),
+            },
+            "/api/actions/{action_id}": {"get": _op("An action with its attempts", _ref("Action"))},
+            "/api/shop": {"get": _op("Shop settings and current policy", {"type": "object"})},
+            "/api/shop/writes": {
+                "put": _op(
+                    "Turn provider writes on or off (protection mode)",
+                    {"type": "object"},
+                    {"type": "object"},
+                )
+            },
+            "/api/shop/kill-switch": {
+                "put": _op(
+                    "Engage or release the kill switch", {"type": "object"}, {"type": "object"}
+                )
+            },
+            "/api/shop/policy": {
+                "put": _op("Save a new policy version", {"type": "object"}, {"type": "object"})
+            },
+            "/api/shop/connections/stripe": {
+                "put": _op(
+                    "Connect Stripe with a restricted key", {"type": "object"}, {"type": "object"}
+                )
+            },
+        }
+    ),
 }

@@ -18,6 +18,7 @@ from app.approvals.service import (
 )
 from app.cases.service import case_audit, case_file, list_cases, open_case
 from app.clock import utcnow
+from app.connections.models import Connection
 from app.connections.service import connect_stripe
 from app.crypto import secret_box
 from app.db import request_session
@@ -186,7 +187,9 @@ def actions_show(action_id: uuid.UUID) -> Response:
 @bp.get("/shop")
 @require_staff
 def shop_show() -> Response:
-    policy = current_policy(request_session(), g.shop.id)
+    session = request_session()
+    policy = current_policy(session, g.shop.id)
+    connections = session.scalars(select(Connection).where(Connection.shop_id == g.shop.id))
     return jsonify(
         {
             "domain": g.shop.domain,
@@ -194,6 +197,10 @@ def shop_show() -> Response:
             "writes_enabled": g.shop.writes_enabled,
             "kill_switch": g.shop.kill_switch,
             "policy": policy.to_dict(),
+            "connections": [
+                {"provider": c.provider, "key": c.key_hint, "livemode": c.livemode}
+                for c in connections
+            ],
         }
     )
 

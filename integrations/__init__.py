@@ -1,0 +1,1 @@
+"""Adapters and sandboxes for the providers Caseward talks to (never imports ``app``)."""

@@ -1,0 +1,48 @@
+"""A local Stripe that the unmodified ``stripe`` SDK cannot tell from the real one.
+
+Caseward's money path must execute each approved refund exactly once, against a provider
+that times out, answers 500 after committing, delivers webhooks twice and out of order,
+and fails card refunds days later. This sandbox reproduces those behaviours on Stripe's
+wire format (form-encoded requests, Stripe's objects, errors, idempotency, restricted
+keys, signed webhooks) and lets tests trigger them on demand.
+
+In-process::
+
+    sandbox = StripeSandbox(clock=Clock(start=1_700_000_000))
+    handle = sandbox.start()                      # handle.url, handle.stop()
+    keys = sandbox.create_account(restricted_keys=[{"permissions": {"refunds": "write"}}])
+    client = stripe.StripeClient(keys.secret_key, base_addresses={"api": handle.url})
+
+As a process: ``python -m integrations.stripe.sandbox --port 12111 [--snapshot FILE]``.
+"""
+
+from .clock import Clock
+from .faults import FAULT_HEADER, Fault
+from .faults import KINDS as FAULT_KINDS
+from .sandbox import (
+    DEMO_ACCOUNT_ID,
+    DEMO_PERMISSIONS,
+    DEMO_RESTRICTED_KEY,
+    DEMO_SECRET_KEY,
+    AccountKeys,
+    RestrictedKey,
+    SandboxHandle,
+    StripeSandbox,
+)
+from .webhooks import signature_header
+
+__all__ = [
+    "DEMO_ACCOUNT_ID",
+    "DEMO_PERMISSIONS",
+    "DEMO_RESTRICTED_KEY",
+    "DEMO_SECRET_KEY",
+    "FAULT_HEADER",
+    "FAULT_KINDS",
+    "AccountKeys",
+    "Clock",
+    "Fault",
+    "RestrictedKey",
+    "SandboxHandle",
+    "StripeSandbox",
+    "signature_header",
+]

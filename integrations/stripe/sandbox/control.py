@@ -1,0 +1,173 @@
+"""``/_sandbox/...``: JSON control endpoints for a sandbox running as a separate process.
+
+They mirror :class:`~.sandbox.StripeSandbox`'s methods. The prefix cannot collide with
+Stripe's ``/v1`` paths, and every call needs the control token (``Authorization: Bearer
+<token>`` or ``X-Sandbox-Control-Token``), so a Stripe API key alone can never steer the
+sandbox.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .engine import Response
+from .ids import new_id
+
+if TYPE_CHECKING:
+    from .sandbox import StripeSandbox
+
+JSON = dict[str, Any]
+Action = Callable[[JSON, dict[str, str]], Any]
+
+
+class ControlError(Exception):
+    """A control request that cannot be honoured (status + message)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _json(status: int, body: Any) -> Response:
+    headers = {"Content-Type": "application/json", "Request-Id": new_id("req")}
+    return Response(status, json.dumps(body, indent=2).encode("utf-8"), headers)
+
+
+class Control:
+    """Routes control requests to a :class:`StripeSandbox`."""
+
+    def __init__(self, sandbox: StripeSandbox) -> None:
+        self.sandbox = sandbox
+        s = sandbox
+        self._routes: list[tuple[str, re.Pattern[str], Action]] = []
+        add = self._add
+        add("GET", "/_sandbox/health", lambda b, p: {"ok": True, "now": s.now()})
+        add("POST", "/_sandbox/accounts", self._create_account)
+        add(
+            "POST",
+            "/_sandbox/accounts/{account}/restricted_keys",
+            lambda b, p: _key_json(
+                s.add_restricted_key(
+                    p["account"],
+                    b.get("permissions") or {},
+                    livemode=bool(b.get("livemode")),
+                    key=b.get("key"),
+                )
+            ),
+        )
+        add(
+            "POST",
+            "/_sandbox/accounts/{account}/balance",
+            lambda b, p: s.set_balance(
+                p["account"], sufficient=bool(b["sufficient"]), livemode=bool(b.get("livemode"))
+            ),
+        )
+        add(
+            "POST",
+            "/_sandbox/accounts/{account}/refund_mode",
+            lambda b, p: s.set_refund_mode(
+                p["account"],
+                b.get("mode"),
+                settle_after=float(b.get("settle_after") or 0),
+                livemode=bool(b.get("livemode")),
+            ),
+        )
+        add("POST", "/_sandbox/reset", lambda b, p: s.reset())
+        add("GET", "/_sandbox/faults", lambda b, p: [f.to_json() for f in s.armed_faults()])
+        add("POST", "/_sandbox/faults", lambda b, p: s.arm_fault(**_fault_args(b)).to_json())
+        add("DELETE", "/_sandbox/faults", lambda b, p: s.clear_faults())
+        add("POST", "/_sandbox/latency", lambda b, p: s.set_latency(int(b.get("ms") or 0)))
+        add("GET", "/_sandbox/clock", lambda b, p: {"now": s.now()})
+        add(
+            "POST",
+            "/_sandbox/clock/advance",
+            lambda b, p: {"now": s.advance_clock(float(b["seconds"]))},
+        )
+        add("POST", "/_sandbox/process_due", lambda b, p: {"ran": s.process_due()})
+        add("POST", "/_sandbox/webhooks/pause", lambda b, p: s.pause_webhooks())
+        add("POST", "/_sandbox/webhooks/resume", lambda b, p: s.resume_webhooks())
+        add(
+            "POST",
+            "/_sandbox/webhooks/deliver",
+            lambda b, p: s.deliver_event(str(b["event"]), b.get("endpoint")),
+        )
+        add(
+            "POST",
+            "/_sandbox/webhooks/discard",
+            lambda b, p: {"discarded": s.discard_webhooks(b.get("event"))},
+        )
+        add("GET", "/_sandbox/webhooks/pending", lambda b, p: s.pending_webhooks())
+        add("GET", "/_sandbox/webhooks/attempts", lambda b, p: s.webhook_attempts())
+        add(
+            "POST",
+            "/_sandbox/disputes/{dispute}/close",
+            lambda b, p: s.close_dispute(p["dispute"], str(b.get("status") or "won")),
+        )
+        add(
+            "POST", "/_sandbox/snapshot", lambda b, p: {"path": str(s.save_snapshot(b.get("path")))}
+        )
+
+    def _add(self, method: str, template: str, action: Action) -> None:
+        pattern = re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template) + "$")
+        self._routes.append((method, pattern, action))
+
+    def _create_account(self, body: JSON, _path: dict[str, str]) -> JSON:
+        return self.sandbox.create_account(
+            live=bool(body.get("live")),
+            restricted_keys=list(body.get("restricted_keys") or []),
+            api_version=body.get("api_version"),
+            account_id=body.get("id"),
+        ).to_json()
+
+    def _authorized(self, headers: Mapping[str, str]) -> bool:
+        token = headers.get("X-Sandbox-Control-Token") or ""
+        scheme, _, credential = (headers.get("Authorization") or "").partition(" ")
+        if not token and scheme.lower() == "bearer":
+            token = credential.strip()
+        return bool(token) and hmac.compare_digest(token, self.sandbox.control_token)
+
+    def handle(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Response:
+        """Serve one control request."""
+        if not self._authorized(headers):
+            return _json(
+                401,
+                {"error": {"type": "sandbox_control_error", "message": "control token required"}},
+            )
+        path = target.partition("?")[0]
+        try:
+            payload = json.loads(body.decode("utf-8")) if body.strip() else {}
+            if not isinstance(payload, dict):
+                raise ControlError(400, "the body must be a JSON object")
+            for route_method, pattern, action in self._routes:
+                found = pattern.match(path)
+                if found and route_method == method.upper():
+                    result = action(payload, found.groupdict())
+                    return _json(200, {"ok": True} if result is None else result)
+            raise ControlError(404, f"no control endpoint {method} {path}")
+        except ControlError as exc:
+            return _json(
+                exc.status, {"error": {"type": "sandbox_control_error", "message": exc.message}}
+            )
+        except KeyError as exc:
+            return _json(404, {"error": {"type": "sandbox_control_error", "message": str(exc)}})
+        except (ValueError, TypeError) as exc:
+            return _json(400, {"error": {"type": "sandbox_control_error", "message": str(exc)}})
+
+
+def _fault_args(body: JSON) -> dict[str, Any]:
+    allowed = {"kind", "method", "path", "idempotency_key", "account", "count", "ms", "when"}
+    unknown = set(body) - allowed
+    if unknown:
+        raise ControlError(400, f"unknown fault fields: {sorted(unknown)}")
+    if "kind" not in body:
+        raise ControlError(400, "a fault needs a kind")
+    return dict(body)
+
+
+def _key_json(key: Any) -> JSON:
+    return {"key": key.key, "permissions": key.permissions, "livemode": key.livemode}

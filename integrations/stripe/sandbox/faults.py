@@ -1,0 +1,179 @@
+"""Fault injection: the failures the money path must survive, on demand.
+
+The hard cases for exactly-once refunds are the ones where the client cannot know what
+happened: Stripe committed the refund and the connection died, or Stripe answered 500
+after committing. A fault is either armed in advance (match on method, path pattern,
+idempotency key and/or account, for the next ``count`` matching requests) or requested
+per call with the header ``Caseward-Sandbox-Fault: <kind>[;ms=<n>][;when=after]`` (several
+separated by commas).
+
+Kinds:
+
+``drop_before_commit``      close the socket without doing anything.
+``drop_after_commit``       execute, commit, save for idempotency, then close the socket.
+``error_500_before_commit`` answer 500 ``api_error`` without executing (nothing saved).
+``error_500_after_commit``  execute and commit, answer 500; that 500 is what the key replays.
+``delay``                   sleep ``ms`` then carry on (``when=after``: after committing).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+FAULT_HEADER = "Caseward-Sandbox-Fault"
+
+KINDS = (
+    "drop_before_commit",
+    "drop_after_commit",
+    "error_500_before_commit",
+    "error_500_after_commit",
+    "delay",
+)
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class Fault:
+    """One armed fault and what requests it applies to."""
+
+    kind: str
+    method: str | None = None
+    path: str | None = None
+    idempotency_key: str | None = None
+    account: str | None = None
+    count: int = 1
+    ms: int = 0
+    when: str = "before"
+    id: str = field(default_factory=lambda: f"fault_{next(_ids)}")
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {KINDS}")
+        if self.when not in ("before", "after"):
+            raise ValueError("when must be 'before' or 'after'")
+        if self.count < 1:
+            raise ValueError("count must be at least 1")
+        if self.ms < 0:
+            raise ValueError("ms must not be negative")
+        if self.method:
+            self.method = self.method.upper()
+
+    def matches(
+        self, method: str, path: str, idempotency_key: str | None, account: str | None
+    ) -> bool:
+        """Whether a request is one this fault was armed for."""
+        if self.method and self.method != method.upper():
+            return False
+        if self.path and not fnmatch.fnmatchcase(path, self.path):
+            return False
+        if self.idempotency_key and self.idempotency_key != idempotency_key:
+            return False
+        return not (self.account and self.account != account)
+
+    def to_json(self) -> dict[str, Any]:
+        """Control-endpoint form."""
+        return asdict(self)
+
+
+def parse_header(value: str) -> list[Fault]:
+    """Faults requested with the per-request header."""
+    faults = []
+    for chunk in value.split(","):
+        parts = [p.strip() for p in chunk.split(";") if p.strip()]
+        if not parts:
+            continue
+        kind, options = parts[0], dict(p.partition("=")[::2] for p in parts[1:])
+        if ":" in kind:  # shorthand "delay:1500"
+            kind, _, ms = kind.partition(":")
+            options.setdefault("ms", ms)
+        faults.append(
+            Fault(
+                kind=kind.strip(),
+                ms=int(options.get("ms", 0) or 0),
+                when=options.get("when", "before"),
+            )
+        )
+    return faults
+
+
+@dataclass
+class Plan:
+    """What faults one request must suffer, merged from the header and armed faults."""
+
+    delay_before_ms: int = 0
+    delay_after_ms: int = 0
+    drop_before: bool = False
+    drop_after: bool = False
+    error_before: bool = False
+    error_after: bool = False
+
+    def add(self, fault: Fault) -> None:
+        """Fold one fault into the plan."""
+        if fault.kind == "delay":
+            if fault.when == "after":
+                self.delay_after_ms += fault.ms
+            else:
+                self.delay_before_ms += fault.ms
+        elif fault.kind == "drop_before_commit":
+            self.drop_before = True
+        elif fault.kind == "drop_after_commit":
+            self.drop_after = True
+        elif fault.kind == "error_500_before_commit":
+            self.error_before = True
+        elif fault.kind == "error_500_after_commit":
+            self.error_after = True
+
+
+class FaultBoard:
+    """Armed faults plus the global latency setting."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._armed: list[Fault] = []
+        self.latency_ms = 0
+
+    def arm(self, fault: Fault) -> Fault:
+        """Arm ``fault`` for the next ``fault.count`` matching requests."""
+        with self._lock:
+            self._armed.append(fault)
+        return fault
+
+    def clear(self) -> None:
+        """Disarm everything and drop the added latency."""
+        with self._lock:
+            self._armed.clear()
+            self.latency_ms = 0
+
+    def armed(self) -> list[Fault]:
+        """Faults still armed (copies)."""
+        with self._lock:
+            return [Fault(**asdict(f)) for f in self._armed]
+
+    def plan_for(
+        self,
+        method: str,
+        path: str,
+        idempotency_key: str | None,
+        account: str | None,
+        header: str | None,
+    ) -> Plan:
+        """Consume the armed faults matching this request and build its plan."""
+        plan = Plan()
+        if header:
+            for fault in parse_header(header):
+                plan.add(fault)
+        with self._lock:
+            remaining = []
+            for fault in self._armed:
+                if fault.matches(method, path, idempotency_key, account):
+                    plan.add(fault)
+                    fault.count -= 1
+                if fault.count > 0:
+                    remaining.append(fault)
+            self._armed = remaining
+        return plan

@@ -1,0 +1,59 @@
+"""Fixtures for the Stripe sandbox tests: a fresh sandbox per test on a frozen clock.
+
+Every test talks to the sandbox only through the real ``stripe`` SDK or raw HTTP, like
+the product will; time only moves when a test advances the sandbox clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+import stripe
+from stripe_sandbox_support import START, client_for
+
+from integrations.stripe.sandbox import AccountKeys, Clock, SandboxHandle, StripeSandbox
+
+
+@pytest.fixture
+def sandbox() -> Iterator[StripeSandbox]:
+    """A sandbox on a frozen clock with fast webhook retries."""
+    box = StripeSandbox(
+        clock=Clock(start=START),
+        refund_failure_delay=60.0,
+        dispute_delay=2.0,
+        webhook_retry_delays=(0.05, 0.1, 0.2),
+        webhook_timeout=2.0,
+    )
+    yield box
+    box.stop()
+
+
+@pytest.fixture
+def server(sandbox: StripeSandbox) -> SandboxHandle:
+    """The sandbox serving HTTP on a free port."""
+    return sandbox.start()
+
+
+@pytest.fixture
+def url(server: SandboxHandle) -> str:
+    """Base URL of the running sandbox."""
+    return server.url
+
+
+@pytest.fixture
+def account(sandbox: StripeSandbox) -> AccountKeys:
+    """A test-mode account with a secret key."""
+    return sandbox.create_account()
+
+
+@pytest.fixture
+def client(url: str, account: AccountKeys) -> stripe.StripeClient:
+    """The SDK with the account's secret key."""
+    return client_for(url, account.secret_key)
+
+
+@pytest.fixture
+def make_client(url: str) -> Callable[[str], stripe.StripeClient]:
+    """Build an SDK client for any key."""
+    return lambda key: client_for(url, key)
