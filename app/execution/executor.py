@@ -39,12 +39,16 @@ from integrations.provider import (
     ACTION_ID_METADATA_KEY,
     ActionKind,
     ActionRequest,
+    CustomerFacts,
     IdempotencyConflict,
     OutcomeUnknown,
+    PaymentFacts,
     ProviderAdapter,
     ProviderAnswer,
     ProviderError,
     ProviderRejected,
+    ProviderStatus,
+    TargetFacts,
 )
 
 SYSTEM_ACTOR = "caseward:worker"
@@ -212,6 +216,11 @@ def _prepare_send(
             now=now,
             own_action_id=action.id,
         )
+        landed = _own_write(evaluation.facts, str(action.id))
+        if landed is not None:
+            # Our earlier send did land after all (a slow commit): record it, send nothing.
+            apply_provider_answer(session, action, landed, source="re-check", now=now)
+            return None
         if evaluation.verdict.outcome == "blocked":
             failing = [c.reason for c in evaluation.verdict.checks if not c.passed]
             stop_reason = "checks at execution: " + "; ".join(failing)
@@ -315,6 +324,25 @@ def _record(
     action.status_reason = str(error)
     send_back_for_review(session, action, f"the provider refused the action: {error}", now)
     return action.status
+
+
+def _own_write(facts: TargetFacts, action_id: str) -> ProviderAnswer | None:
+    """This action's own effect among fresh provider facts, recognised by our metadata."""
+    ours = ACTION_ID_METADATA_KEY
+    if isinstance(facts, PaymentFacts):
+        for refund in facts.refunds:
+            if refund.metadata.get(ours) == action_id:
+                return ProviderAnswer(
+                    refund.id, refund.status, {}, failure_reason=refund.failure_reason
+                )
+    elif isinstance(facts, CustomerFacts):
+        matches = [c.id for c in facts.credits if c.metadata.get(ours) == action_id]
+        matches += [d.id for d in facts.discounts if d.metadata.get(ours) == action_id]
+        if matches:
+            return ProviderAnswer(matches[0], ProviderStatus.SUCCEEDED, {})
+    elif facts.metadata.get(ours) == action_id:
+        return ProviderAnswer(facts.id, ProviderStatus.SUCCEEDED, {})
+    return None
 
 
 def _backoff(settings: Settings, checks_made: int) -> timedelta:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from alembic.autogenerate import compare_metadata
 from sqlalchemy import inspect
 
-from app.db import make_engine
+from app.db import Base, make_engine
 from app.migrations import downgrade, head_revision, upgrade
 
 
@@ -22,3 +23,17 @@ def test_migrations_round_trip(database_url: str, migrated_database_url: str) ->
         upgrade(database_url)
         engine.dispose()
     assert head_revision() == "0002_money_path_tables"
+
+
+def test_the_revisions_build_exactly_the_models(migrated_database_url: str) -> None:
+    """A model change without its revision would show up here, not in production."""
+    from alembic.migration import MigrationContext  # noqa: PLC0415
+
+    engine = make_engine(migrated_database_url)
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": False})
+            differences = compare_metadata(context, Base.metadata)
+    finally:
+        engine.dispose()
+    assert differences == []
