@@ -185,15 +185,17 @@ def _prepare_send(
     policy = current_policy(session, shop.id)
     adapter: ProviderAdapter | None = None
     stop_reason: str | None = None
+    # Not sending now means "never sent" only on the first send; after an unclear first
+    # send the earlier request may still land, so a person decides and refreshes continue.
+    stopped = ActionStatus.HALTED if purpose == "submit" else ActionStatus.NEEDS_DECISION
     if shop.kill_switch:
         stop_reason = "the shop's kill switch is on"
     elif not shop.writes_enabled:
         stop_reason = "the shop is in protection mode (read-only)"
     elif now > action.approval_expires_at:
-        action.status = ActionStatus.EXPIRED
-        action.status_reason = "the approval expired before the action was executed"
-        send_back_for_review(session, action, action.status_reason, now)
-        return None
+        stop_reason = "the approval expired before the action was executed"
+        if purpose == "submit":
+            stopped = ActionStatus.EXPIRED
     elif proposal is None or (proposal.digest, proposal.revision) != (
         action.digest,
         action.proposal_revision,
@@ -225,7 +227,7 @@ def _prepare_send(
             failing = [c.reason for c in evaluation.verdict.checks if not c.passed]
             stop_reason = "checks at execution: " + "; ".join(failing)
     if stop_reason is not None or adapter is None:
-        action.status = ActionStatus.HALTED
+        action.status = stopped
         action.status_reason = stop_reason
         send_back_for_review(session, action, stop_reason or "not sent", now)
         return None

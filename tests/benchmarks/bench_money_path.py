@@ -340,7 +340,7 @@ def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[float]:
     samples = []
     with workers(1, env, bench.settings.queue_name), bench.session_factory() as session:  # type: ignore[attr-defined]
         for proposal_id, digest in todo:
-            started = time.perf_counter()
+            started = datetime.now(UTC)
             response = client.post(
                 f"/api/proposals/{proposal_id}/approve",
                 json={"digest": digest},
@@ -348,12 +348,16 @@ def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[float]:
             )
             action_id = uuid.UUID(response.get_json()["action"]["id"])
             while True:
+                # Poll gently and read when the worker recorded the answer: the sample is
+                # the database's own timestamp, not this loop's reaction time.
                 session.expire_all()
-                status = session.scalar(select(Action.status).where(Action.id == action_id))
+                status, recorded = session.execute(
+                    select(Action.status, Action.updated_at).where(Action.id == action_id)
+                ).one()
                 if status in ActionStatus.PROVIDER_REPORTED or status in ActionStatus.FINAL:
                     break
-                time.sleep(0.002)
-            samples.append(time.perf_counter() - started)
+                time.sleep(0.02)
+            samples.append((recorded - started).total_seconds())
             if status != ActionStatus.SUCCEEDED:
                 raise RuntimeError(f"action ended {status}")
     return samples

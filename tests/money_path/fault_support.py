@@ -1,0 +1,254 @@
+"""Helpers for the fault tests: staff calls, provider-side truth, the two money invariants.
+
+Everything here reads the real systems (the staff API, the database, the sandbox over
+HTTP with the account's secret key); nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import timedelta
+from typing import Any
+
+from money_path_harness import Account, Staff, wait_for
+from rq import Queue
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.cases.models import Customer, Order
+from app.clock import utcnow
+from app.execution.executor import (
+    ExecutionContext,
+    execute_action,
+    reconcile_action,
+    refresh_action,
+)
+from app.execution.models import Action
+from app.execution.sweeper import sweep
+from app.settings import Settings
+from integrations.stripe import seeding
+from integrations.stripe.sandbox import StripeSandbox
+
+ACTION_ID_KEY = "caseward_action_id"
+# Stripe's statuses of a refund that holds money against the charge.
+COUNTING = ("pending", "requires_action", "succeeded")
+PROVIDER_REPORTED = ("pending", "requires_action", "succeeded", "failed", "canceled")
+NOT_SENT = ("halted", "expired", "rejected")
+# tests/conftest.py claims the run's Redis database with this key; a FLUSHDB must keep it.
+REDIS_CLAIM_KEY = "caseward:test-run-claim"
+
+
+# ---------------------------------------------------------------- staff API
+
+
+def case_json(staff: Staff, case_id: uuid.UUID | str) -> dict[str, Any]:
+    response = staff.get(f"/api/cases/{case_id}")
+    assert response.status_code == 200, response.get_json()
+    body: dict[str, Any] = response.get_json()
+    return body
+
+
+def action_json(staff: Staff, action_id: str) -> dict[str, Any]:
+    response = staff.get(f"/api/actions/{action_id}")
+    assert response.status_code == 200, response.get_json()
+    body: dict[str, Any] = response.get_json()
+    return body
+
+
+def propose_refund(
+    staff: Staff, case_id: uuid.UUID | str, target: str, amount: int
+) -> dict[str, Any]:
+    response = staff.post(
+        f"/api/cases/{case_id}/proposals",
+        {"kind": "refund", "target": target, "amount": amount, "currency": "usd"},
+    )
+    assert response.status_code == 201, response.get_json()
+    proposal: dict[str, Any] = response.get_json()["proposal"]
+    return proposal
+
+
+def approve(staff: Staff, proposal: dict[str, Any]) -> str:
+    """Approve the exact digest; returns the new action's id."""
+    response = staff.post(
+        f"/api/proposals/{proposal['id']}/approve", {"digest": proposal["digest"]}
+    )
+    assert response.status_code == 200, response.get_json()
+    action = response.get_json()["action"]
+    assert action is not None, response.get_json()
+    assert action["status"] == "queued"
+    return str(action["id"])
+
+
+def wait_for_status(
+    staff: Staff,
+    action_id: str,
+    statuses: Iterable[str],
+    *,
+    tick: Callable[[], object] | None = None,
+    timeout: float = 20.0,
+) -> dict[str, Any]:
+    """Poll the action until it is in ``statuses``, calling ``tick`` (a sweep) each time."""
+    wanted = tuple(statuses)
+
+    def reached() -> dict[str, Any] | None:
+        if tick is not None:
+            tick()
+        action = action_json(staff, action_id)
+        return action if action["status"] in wanted else None
+
+    result: dict[str, Any] = wait_for(reached, timeout=timeout, what=f"action -> {wanted}")
+    return result
+
+
+def sweeping(ctx: ExecutionContext, queue: Queue) -> Callable[[], object]:
+    """What the sweeper process does every few seconds, as one call."""
+    return lambda: sweep(ctx, queue)
+
+
+# ---------------------------------------------------------------- provider truth
+
+
+def all_refunds(account: Account) -> list[dict[str, Any]]:
+    """Every refund on the test's own sandbox account, whoever made it."""
+    listing = account.stripe.v1.refunds.list(params={"limit": 100})
+    return [refund.to_dict() for refund in listing.auto_paging_iter()]
+
+
+def refunds_of_action(account: Account, action_id: str) -> list[dict[str, Any]]:
+    return [
+        r for r in all_refunds(account) if (r.get("metadata") or {}).get(ACTION_ID_KEY) == action_id
+    ]
+
+
+def direct_refund(account: Account, payment_intent: str, amount: int) -> dict[str, Any]:
+    """A refund made at the provider by someone else (the merchant's dashboard)."""
+    refund = account.stripe.v1.refunds.create(
+        params={"payment_intent": payment_intent, "amount": amount}
+    )
+    data: dict[str, Any] = refund.to_dict()
+    return data
+
+
+def assert_money_invariants(
+    account: Account, session_factory: sessionmaker[Session], shop_id: uuid.UUID
+) -> list[dict[str, Any]]:
+    """At most one provider refund per approved action; refunds never above the capture."""
+    refunds = all_refunds(account)
+    with session_factory() as session:
+        action_ids = {
+            str(a) for a in session.scalars(select(Action.id).where(Action.shop_id == shop_id))
+        }
+    per_action = Counter(
+        (r.get("metadata") or {}).get(ACTION_ID_KEY)
+        for r in refunds
+        if (r.get("metadata") or {}).get(ACTION_ID_KEY)
+    )
+    duplicated = {a: n for a, n in per_action.items() if n > 1}
+    assert not duplicated, f"more than one provider refund for one action: {duplicated}"
+    strangers = set(per_action) - action_ids
+    assert not strangers, f"refunds carry action ids Caseward never made: {strangers}"
+    by_charge: dict[str, int] = Counter()
+    for refund in refunds:
+        if refund["status"] in COUNTING:
+            by_charge[str(refund["charge"])] += int(refund["amount"])
+    for charge_id, refunded in by_charge.items():
+        charge = account.stripe.v1.charges.retrieve(charge_id)
+        assert refunded <= charge.amount_captured, (charge_id, refunded, charge.amount_captured)
+        assert charge.amount_refunded <= charge.amount_captured
+    return refunds
+
+
+# ---------------------------------------------------------------- setup
+
+
+def paid_payment(
+    account: Account,
+    settings: Settings,
+    *,
+    customer_id: str,
+    amount: int = 9600,
+    payment_method: str = "pm_card_visa",
+) -> seeding.PaidCheckout:
+    client = seeding.client(account.secret_key, settings.stripe_api_base)
+    return seeding.paid_checkout(
+        client,
+        email="maya@example.com",
+        name="Maya Lin",
+        amount=amount,
+        currency="usd",
+        payment_method=payment_method,
+        customer_id=customer_id,
+    )
+
+
+def add_order(
+    session_factory: sessionmaker[Session],
+    *,
+    shop_id: uuid.UUID,
+    stripe_customer_id: str,
+    payment_intent_id: str,
+    name: str,
+    amount: int = 9600,
+) -> None:
+    """The store order behind a second payment of the seed's customer."""
+    now = utcnow()
+    with session_factory() as session, session.begin():
+        customer = session.scalars(
+            select(Customer).where(
+                Customer.shop_id == shop_id, Customer.stripe_customer_id == stripe_customer_id
+            )
+        ).one()
+        session.add(
+            Order(
+                shop_id=shop_id,
+                customer_id=customer.id,
+                name=name,
+                currency="usd",
+                total=amount,
+                payment_provider="stripe",
+                payment_id=payment_intent_id,
+                lines=[
+                    {"id": "throw-oat", "title": "Linen throw, oat", "quantity": 1, "paid": amount}
+                ],
+                fulfilled_at=now - timedelta(days=4),
+                delivered_at=now - timedelta(days=2),
+                created_at=now - timedelta(days=5),
+            )
+        )
+
+
+def reset_sandbox_switches(sandbox: StripeSandbox) -> None:
+    """The sandbox is shared by the session: leave no fault armed and no webhook held."""
+    sandbox.clear_faults()
+    sandbox.discard_webhooks()
+    sandbox.resume_webhooks()
+
+
+# ---------------------------------------------------------------- in-process worker
+
+_RUNNERS: dict[str, Callable[[ExecutionContext, uuid.UUID], str]] = {
+    "app.execution.jobs.execute": execute_action,
+    "app.execution.jobs.reconcile": reconcile_action,
+    "app.execution.jobs.refresh": refresh_action,
+}
+
+
+def run_queued_jobs(ctx: ExecutionContext, queue: Queue, *, limit: int | None = None) -> int:
+    """Do what a worker would do with the queued jobs, in this process (oldest first)."""
+    ran = 0
+    while limit is None or ran < limit:
+        job_ids = queue.get_job_ids()
+        if not job_ids:
+            break
+        job = queue.fetch_job(job_ids[0])
+        queue.remove(job_ids[0])
+        if job is None:
+            continue
+        runner = _RUNNERS[job.func_name]
+        action_id = uuid.UUID(str(job.args[0]))
+        job.delete()
+        runner(ctx, action_id)
+        ran += 1
+    return ran
