@@ -6,18 +6,25 @@ the product will; time only moves when a test advances the sandbox clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import pytest
 import stripe
 from stripe_sandbox_support import START, client_for
+from stripe_spec import assert_stripe_object, specs_available
 
 from integrations.stripe.sandbox import AccountKeys, Clock, SandboxHandle, StripeSandbox
 
 
 @pytest.fixture
 def sandbox() -> Iterator[StripeSandbox]:
-    """A sandbox on a frozen clock with fast webhook retries."""
+    """A sandbox on a frozen clock with fast webhook retries.
+
+    Every successful JSON answer it gives during the test is checked against Stripe's
+    published descriptions afterwards, so no object shape escapes the spec check.
+    """
     box = StripeSandbox(
         clock=Clock(start=START),
         refund_failure_delay=60.0,
@@ -25,8 +32,21 @@ def sandbox() -> Iterator[StripeSandbox]:
         webhook_retry_delays=(0.05, 0.1, 0.2),
         webhook_timeout=2.0,
     )
+    answers: list[bytes] = []
+    serve = box.handle_api
+
+    def recording(method: str, target: str, headers: Mapping[str, str], body: bytes) -> Any:
+        response = serve(method, target, headers, body)
+        if not response.drop and 200 <= response.status < 300:
+            answers.append(response.body)
+        return response
+
+    box.handle_api = recording  # type: ignore[method-assign]
     yield box
     box.stop()
+    if specs_available():
+        for raw in answers:
+            assert_stripe_object(json.loads(raw))
 
 
 @pytest.fixture

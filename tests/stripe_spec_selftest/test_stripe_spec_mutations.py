@@ -307,3 +307,13 @@ def test_missing_replacement_mentions_the_2023_field():
         "promotion_code.promotion: missing (present in the 2026 fixture; "
         "it replaced the 2023 field 'coupon')"
     ]
+
+
+def test_documented_fields_outside_both_files_are_type_checked():
+    refund = fixture("refund")
+    assert check_stripe_object({**refund, "pending_reason": "insufficient_funds"}) == []
+    problems = check_stripe_object({**refund, "pending_reason": "eventually"})
+    assert any(p.startswith("refund.pending_reason") for p in problems), problems
+    endpoint = fixture("webhook_endpoint")
+    assert check_stripe_object({**endpoint, "secret": "whsec_abc"}) == []
+    assert check_stripe_object({**endpoint, "secret": 5}) != []
