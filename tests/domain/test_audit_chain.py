@@ -6,8 +6,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from audit_tampering import intruder
 from flask import Flask
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import DatabaseError
 from sqlalchemy.orm import Session
 
 from app import audit
@@ -57,12 +59,12 @@ def test_an_untouched_chain_verifies(session: Session) -> None:
 def test_editing_an_event_names_the_first_broken_link(session: Session) -> None:
     shop = _shop(session, "linen.myshopify.com")
     _record_three(session, shop)
-    session.execute(
-        update(AuditEvent)
-        .where(AuditEvent.shop_id == shop.id, AuditEvent.seq == 2)
-        .values(data={"n": 99})
-    )
-    session.commit()
+    with intruder(session):
+        session.execute(
+            update(AuditEvent)
+            .where(AuditEvent.shop_id == shop.id, AuditEvent.seq == 2)
+            .values(data={"n": 99})
+        )
 
     report = verify_chain(session, shop.id)
 
@@ -72,8 +74,10 @@ def test_editing_an_event_names_the_first_broken_link(session: Session) -> None:
 def test_deleting_the_last_event_is_detected(session: Session) -> None:
     shop = _shop(session, "linen.myshopify.com")
     _record_three(session, shop)
-    session.query(AuditEvent).filter_by(shop_id=shop.id, seq=3).delete()
-    session.commit()
+    with intruder(session):
+        session.execute(
+            delete(AuditEvent).where(AuditEvent.shop_id == shop.id, AuditEvent.seq == 3)
+        )
 
     report = verify_chain(session, shop.id)
 
@@ -84,8 +88,10 @@ def test_deleting_the_last_event_is_detected(session: Session) -> None:
 def test_deleting_a_middle_event_is_detected(session: Session) -> None:
     shop = _shop(session, "linen.myshopify.com")
     _record_three(session, shop)
-    session.query(AuditEvent).filter_by(shop_id=shop.id, seq=2).delete()
-    session.commit()
+    with intruder(session):
+        session.execute(
+            delete(AuditEvent).where(AuditEvent.shop_id == shop.id, AuditEvent.seq == 2)
+        )
 
     assert verify_chain(session, shop.id).broken_at == 2
 
@@ -128,12 +134,33 @@ def test_cli_verifies_and_reports_a_break(app: Flask, session: Session) -> None:
     ok = runner.invoke(args=["audit-verify", "--shop", "linen.myshopify.com"])
     assert ok.exit_code == 0 and "3 events, chain intact" in ok.output
 
-    session.execute(
-        update(AuditEvent)
-        .where(AuditEvent.shop_id == shop.id, AuditEvent.seq == 1)
-        .values(actor="mallory")
-    )
-    session.commit()
+    with intruder(session):
+        session.execute(
+            update(AuditEvent)
+            .where(AuditEvent.shop_id == shop.id, AuditEvent.seq == 1)
+            .values(actor="mallory")
+        )
     broken = runner.invoke(args=["audit-verify", "--shop", "linen.myshopify.com"])
     assert broken.exit_code == 1
     assert "chain broken at event 1" in broken.output
+
+
+@pytest.mark.parametrize("statement", ["update", "delete"])
+def test_the_database_refuses_to_edit_or_delete_audit_events(
+    session: Session, statement: str
+) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    _record_three(session, shop)
+    where = (AuditEvent.shop_id == shop.id, AuditEvent.seq == 2)
+    change = (
+        update(AuditEvent).where(*where).values(actor="mallory")
+        if statement == "update"
+        else delete(AuditEvent).where(*where)
+    )
+
+    with pytest.raises(DatabaseError, match="append-only"):
+        session.execute(change)
+        session.flush()
+    session.rollback()
+
+    assert verify_chain(session, shop.id).intact

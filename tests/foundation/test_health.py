@@ -8,6 +8,7 @@ from pathlib import Path
 from flask.testing import FlaskClient
 
 from app import create_app
+from app.migrations import head_revision
 from app.settings import Settings
 
 
@@ -17,7 +18,7 @@ def test_health_is_ok_with_migrated_database_and_redis(client: FlaskClient) -> N
     assert response.status_code == 200
     body = response.get_json()
     assert body["status"] == "ok"
-    assert body["checks"]["database"] == {"ok": True, "revision": "0002_money_path_tables"}
+    assert body["checks"]["database"] == {"ok": True, "revision": head_revision()}
     assert body["checks"]["redis"] == {"ok": True}
 
 
@@ -46,7 +47,7 @@ def test_health_reports_unmigrated_database(settings: Settings, tmp_path: Path) 
         "ok": False,
         "error": "schema_not_migrated",
         "revision": None,
-        "head": "0002_money_path_tables",
+        "head": head_revision(),
     }
 
 

@@ -135,13 +135,11 @@ def proposer(staff: Callable[[str], Staff]) -> Staff:
 
 
 @pytest.fixture
-def start_worker(
-    settings: Settings, redis_url: str, migrated_database_url: str
-) -> Iterator[Callable[[], WorkerProcess]]:
+def start_worker(settings: Settings, redis_url: str) -> Iterator[Callable[[], WorkerProcess]]:
     workers: list[WorkerProcess] = []
 
     def start() -> WorkerProcess:
-        worker = WorkerProcess(settings, redis_url, migrated_database_url)
+        worker = WorkerProcess(settings, redis_url)
         workers.append(worker)
         return worker
 

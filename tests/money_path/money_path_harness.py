@@ -54,10 +54,10 @@ class Staff:
 class WorkerProcess:
     """``rq worker --with-scheduler`` in its own process, as in production."""
 
-    def __init__(self, settings: Settings, redis_url: str, database_url: str):
+    def __init__(self, settings: Settings, redis_url: str):
         env = {
             **os.environ,
-            "DATABASE_URL": database_url,
+            "DATABASE_URL": settings.database_url,
             "REDIS_URL": redis_url,
             "STRIPE_API_BASE": settings.stripe_api_base,
             "CASEWARD_ENCRYPTION_KEYS": ",".join(settings.encryption_keys),

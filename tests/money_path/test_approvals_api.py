@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 import requests
+from audit_tampering import intruder
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from money_path_harness import Account, Staff, WorkerProcess, wait_for
@@ -755,8 +756,9 @@ def test_the_audit_trail_tells_who_proposed_approved_what_was_sent_and_answered(
             AuditEvent.shop_id == linen.shop_id, AuditEvent.seq == approved["seq"]
         )
     ).one()
-    tampered.data = {**tampered.data, "digest": "0" * 64}
-    session.commit()
+    with intruder(session):
+        tampered.data = {**tampered.data, "digest": "0" * 64}
+        session.flush()
     result = runner.invoke(args=["audit-verify", "--shop", SHOP_DOMAIN])
     assert result.exit_code == 1
     assert f"event {approved['seq']}" in result.output

@@ -63,15 +63,13 @@ def _clean_sandbox(sandbox: StripeSandbox) -> Iterator[None]:
 
 
 @pytest.fixture
-def patient_worker(
-    settings: Settings, redis_url: str, migrated_database_url: str
-) -> Iterator[Callable[[], WorkerProcess]]:
+def patient_worker(settings: Settings, redis_url: str) -> Iterator[Callable[[], WorkerProcess]]:
     """A worker whose provider calls wait 30 s, so it is still waiting when it is killed."""
     workers: list[WorkerProcess] = []
 
     def start() -> WorkerProcess:
         patient = replace(settings, provider_timeout_seconds=30.0)
-        worker = WorkerProcess(patient, redis_url, migrated_database_url)
+        worker = WorkerProcess(patient, redis_url)
         workers.append(worker)
         return worker
 
