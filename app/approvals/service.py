@@ -60,21 +60,18 @@ def create_proposal(
     proposal = Proposal(
         id=uuid.uuid4(), shop_id=shop.id, case_id=case.id, proposed_by=actor, revision=1
     )
-    evaluation = _apply(
-        session, shop=shop, case=case, proposal=proposal, draft=draft, adapter=adapter, now=now
-    )
-    session.add(proposal)
-    session.flush()
-    audit.record(
+    return _apply(
         session,
-        shop_id=shop.id,
-        kind="proposal.created",
+        shop=shop,
+        case=case,
+        proposal=proposal,
+        draft=draft,
+        adapter=adapter,
+        settings=settings,
         actor=actor,
-        case_id=case.id,
-        data=_proposal_audit(proposal, evaluation.verdict),
+        event="proposal.created",
         now=now,
     )
-    return ProposalResult(proposal, _auto_approve(session, shop, case, proposal, settings, now))
 
 
 def revise_proposal(
@@ -105,19 +102,18 @@ def revise_proposal(
         raise Conflict(f"a {proposal.status} proposal cannot be edited", code="proposal_closed")
     _void_approvals(session, proposal, "the proposal was edited", now)
     proposal.revision += 1
-    evaluation = _apply(
-        session, shop=shop, case=case, proposal=proposal, draft=draft, adapter=adapter, now=now
-    )
-    audit.record(
+    return _apply(
         session,
-        shop_id=shop.id,
-        kind="proposal.revised",
+        shop=shop,
+        case=case,
+        proposal=proposal,
+        draft=draft,
+        adapter=adapter,
+        settings=settings,
         actor=actor,
-        case_id=case.id,
-        data=_proposal_audit(proposal, evaluation.verdict),
+        event="proposal.revised",
         now=now,
     )
-    return ProposalResult(proposal, _auto_approve(session, shop, case, proposal, settings, now))
 
 
 def approve_proposal(
@@ -237,8 +233,13 @@ def _apply(
     proposal: Proposal,
     draft: Draft,
     adapter: ProviderAdapter,
+    settings: Settings,
+    actor: str,
+    event: str,
     now: datetime,
-) -> Evaluation:
+) -> ProposalResult:
+    """Check ``draft``, write it into ``proposal`` with its verdict and digest, record it,
+    and let an explicit shop policy approve it when it says so."""
     evaluation = _evaluate(session, shop, case, proposal, draft, adapter, now)
     customer_ref = draft.customer_ref
     if customer_ref is None and isinstance(evaluation.facts, PaymentFacts):
@@ -275,7 +276,18 @@ def _apply(
     )
     if proposal.status == ProposalStatus.AWAITING_APPROVAL and case.status == CaseStatus.OPEN:
         case.status = CaseStatus.AWAITING_APPROVAL
-    return evaluation
+    session.add(proposal)
+    session.flush()
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind=event,
+        actor=actor,
+        case_id=case.id,
+        data=_proposal_audit(proposal, evaluation.verdict),
+        now=now,
+    )
+    return ProposalResult(proposal, _auto_approve(session, shop, case, proposal, settings, now))
 
 
 def _evaluate(

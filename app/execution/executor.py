@@ -31,7 +31,7 @@ from app.cases.models import Case
 from app.evaluation import Draft, evaluate_draft, line_item_refs
 from app.execution.models import Action, ActionAttempt, ActionStatus, TargetLock
 from app.execution.providers import AdapterFactory
-from app.execution.status import apply_provider_answer, send_back_for_review
+from app.execution.status import apply_provider_answer, mark_unknown, send_back_for_review
 from app.guard import IdentityLevel
 from app.settings import Settings
 from app.shops.service import current_policy, get_shop
@@ -302,19 +302,8 @@ def _record(
     if isinstance(error, OutcomeUnknown):
         attempt.outcome = "unknown"
         if action.status in (ActionStatus.SUBMITTING, ActionStatus.UNKNOWN):
-            action.status = ActionStatus.UNKNOWN
-            action.status_reason = str(error)
-            action.next_check_at = now + _backoff(ctx.settings, action.checks_made)
-            audit.record(
-                session,
-                shop_id=action.shop_id,
-                kind="action.unknown",
-                actor=SYSTEM_ACTOR,
-                case_id=action.case_id,
-                action_id=action.id,
-                data={"reason": str(error), "next_check_at": action.next_check_at.isoformat()},
-                now=now,
-            )
+            next_check_at = now + _backoff(ctx.settings, action.checks_made)
+            mark_unknown(session, action, str(error), next_check_at=next_check_at, now=now)
         return action.status
     attempt.outcome = "rejected"
     if isinstance(error, IdempotencyConflict):

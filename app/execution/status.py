@@ -119,3 +119,22 @@ def responsible_person(session: Session, action: Action) -> str:
     proposal = session.get(Proposal, action.proposal_id)
     assert proposal is not None
     return proposal.proposed_by
+
+
+def mark_unknown(
+    session: Session, action: Action, reason: str, *, next_check_at: datetime, now: datetime
+) -> None:
+    """The provider may or may not have acted: look it up at ``next_check_at``."""
+    action.status = ActionStatus.UNKNOWN
+    action.status_reason = reason
+    action.next_check_at = next_check_at
+    audit.record(
+        session,
+        shop_id=action.shop_id,
+        kind="action.unknown",
+        actor=SYSTEM_ACTOR,
+        case_id=action.case_id,
+        action_id=action.id,
+        data={"reason": reason, "next_check_at": next_check_at.isoformat()},
+        now=now,
+    )

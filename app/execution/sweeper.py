@@ -21,11 +21,11 @@ from rq import Queue
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
-from app import audit
-from app.execution.executor import SYSTEM_ACTOR, ExecutionContext
+from app.execution.executor import ExecutionContext
 from app.execution.jobs import context
 from app.execution.models import Action, ActionStatus
 from app.execution.queueing import enqueue_execution, enqueue_reconcile, execution_queue
+from app.execution.status import mark_unknown
 from app.queue import connect_redis
 
 log = logging.getLogger(__name__)
@@ -49,19 +49,8 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
             .with_for_update(skip_locked=True)
         )
         for action in stuck:
-            action.status = ActionStatus.UNKNOWN
-            action.status_reason = "no answer was recorded for the submission (worker lost?)"
-            action.next_check_at = now
-            audit.record(
-                session,
-                shop_id=action.shop_id,
-                kind="action.unknown",
-                actor=SYSTEM_ACTOR,
-                case_id=action.case_id,
-                action_id=action.id,
-                data={"reason": action.status_reason},
-                now=now,
-            )
+            reason = "no answer was recorded for the submission (worker lost?)"
+            mark_unknown(session, action, reason, next_check_at=now, now=now)
             report.marked_unknown.append(str(action.id))
     with ctx.session_factory() as session:
         queued = session.scalars(
