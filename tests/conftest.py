@@ -13,13 +13,12 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
-from redis import Redis
+from redis_claim import claim_redis_database
 from sqlalchemy import Engine, make_url, text
 
 from app import (
@@ -29,8 +28,6 @@ from app import (
 from app.db import Base, Database
 from app.migrations import upgrade
 from app.settings import Settings, normalise_database_url
-
-REDIS_CLAIM_KEY = "caseward:test-run-claim"
 
 
 @pytest.fixture(scope="session")
@@ -62,28 +59,12 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"unix://{server.socket_file}?db=0"
         server.shutdown()
         return
-    url, connection = _claim_redis_database(base)
+    url, connection = claim_redis_database(base)
     try:
         yield url
     finally:
         connection.flushdb()
         connection.close()
-
-
-def _claim_redis_database(base: str) -> tuple[str, Redis]:
-    """Take the first Redis database number no other test run holds, and empty it."""
-    token = uuid.uuid4().hex
-    parts = urlsplit(base)
-    for number in range(1, 16):
-        url = urlunsplit(parts._replace(path=f"/{number}"))
-        connection = Redis.from_url(url)
-        if connection.set(REDIS_CLAIM_KEY, token, nx=True, ex=3 * 3600):
-            for key in connection.scan_iter():
-                if key != REDIS_CLAIM_KEY.encode():
-                    connection.delete(key)
-            return url, connection
-        connection.close()
-    raise RuntimeError("every Redis database 1-15 is claimed by another test run")
 
 
 @pytest.fixture(scope="session")

@@ -28,7 +28,7 @@ def context() -> ExecutionContext:
     engine = make_engine(settings.database_url)
     return ExecutionContext(
         session_factory=make_session_factory(engine),
-        adapters=connection_adapters(settings, secret_box(settings)),
+        adapters=connection_adapters(settings, secret_box(settings), reuse=True),
         settings=settings,
         clock=utcnow,
     )

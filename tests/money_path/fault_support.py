@@ -37,7 +37,6 @@ COUNTING = ("pending", "requires_action", "succeeded")
 PROVIDER_REPORTED = ("pending", "requires_action", "succeeded", "failed", "canceled")
 NOT_SENT = ("halted", "expired", "rejected")
 # tests/conftest.py claims the run's Redis database with this key; a FLUSHDB must keep it.
-REDIS_CLAIM_KEY = "caseward:test-run-claim"
 
 
 # ---------------------------------------------------------------- staff API

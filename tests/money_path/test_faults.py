@@ -18,7 +18,6 @@ from fault_support import (
     ACTION_ID_KEY,
     NOT_SENT,
     PROVIDER_REPORTED,
-    REDIS_CLAIM_KEY,
     add_order,
     approve,
     assert_money_invariants,
@@ -36,6 +35,7 @@ from hypothesis import HealthCheck, event, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from money_path_harness import Account, Staff, WorkerProcess, wait_for
+from redis_claim import REDIS_CLAIM_KEY
 from rq import Queue, Worker
 from sqlalchemy import select
 
