@@ -44,6 +44,8 @@ class Settings:
     # Stripe keeps idempotency keys at least 24 h; resend only well inside that.
     idempotency_key_lifetime_seconds: int = 23 * 3600
     sweep_interval_seconds: float = 5.0
+    # Pending provider statuses are asked again this often, in case a webhook never comes.
+    pending_refresh_seconds: float = 300.0
 
     @property
     def uses_embedded_redis(self) -> bool:
@@ -101,6 +103,7 @@ _NUMERIC_SETTINGS: dict[str, tuple[str, type[int] | type[float]]] = {
     "stuck_submission_seconds": ("CASEWARD_STUCK_SUBMISSION", float),
     "idempotency_key_lifetime_seconds": ("CASEWARD_IDEMPOTENCY_KEY_LIFETIME", int),
     "sweep_interval_seconds": ("CASEWARD_SWEEP_INTERVAL", float),
+    "pending_refresh_seconds": ("CASEWARD_PENDING_REFRESH", float),
 }
 
 

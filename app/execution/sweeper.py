@@ -5,6 +5,8 @@
 * A submission nobody recorded within ``stuck_submission_seconds`` (the worker
   died between sending and recording) becomes ``unknown``.
 * An ``unknown`` action whose next check is due gets a reconciliation job.
+* A ``pending`` or ``requires_action`` action is asked about again every
+  ``pending_refresh_seconds``, so its status moves on even if no webhook arrives.
 
 Run it as ``python -m app.execution.sweeper`` (the Procfile does).
 """
@@ -24,7 +26,12 @@ from sqlalchemy.exc import OperationalError
 from app.execution.executor import ExecutionContext
 from app.execution.jobs import context
 from app.execution.models import Action, ActionStatus
-from app.execution.queueing import enqueue_execution, enqueue_reconcile, execution_queue
+from app.execution.queueing import (
+    enqueue_execution,
+    enqueue_reconcile,
+    enqueue_refresh,
+    execution_queue,
+)
 from app.execution.status import mark_unknown
 from app.queue import connect_redis
 
@@ -36,6 +43,7 @@ class SweepReport:
     requeued: list[str] = field(default_factory=list)
     marked_unknown: list[str] = field(default_factory=list)
     reconciling: list[str] = field(default_factory=list)
+    refreshing: list[str] = field(default_factory=list)
 
 
 def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
@@ -61,6 +69,13 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
                 Action.status == ActionStatus.UNKNOWN, Action.next_check_at <= now
             )
         ).all()
+        refresh_every = timedelta(seconds=ctx.settings.pending_refresh_seconds)
+        waiting = session.scalars(
+            select(Action.id).where(
+                Action.status.in_((ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION)),
+                Action.updated_at <= now - refresh_every,
+            )
+        ).all()
     # Enqueue only after the transactions above have committed.
     for action_id in queued:
         if enqueue_execution(queue, action_id):
@@ -68,6 +83,11 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
     for action_id, checks_made in due:
         if enqueue_reconcile(queue, action_id, checks_made):
             report.reconciling.append(str(action_id))
+    # One refresh per action per period: the job id carries the period's number.
+    period = int(now.timestamp() // max(ctx.settings.pending_refresh_seconds, 1.0))
+    for action_id in waiting:
+        if enqueue_refresh(queue, action_id, f"sweep-{period}"):
+            report.refreshing.append(str(action_id))
     return report
 
 
@@ -79,7 +99,7 @@ def run_forever(ctx: ExecutionContext, queue: Queue) -> None:
             # A daemon outlives a restarting Redis or database; the next sweep catches up.
             log.warning("sweep skipped: %s", exc)
         else:
-            if report.requeued or report.marked_unknown or report.reconciling:
+            if report.requeued or report.marked_unknown or report.reconciling or report.refreshing:
                 log.info("sweep: %s", report)
         time.sleep(ctx.settings.sweep_interval_seconds)
 

@@ -55,6 +55,11 @@ class SignedStaffToken:
         return self.verify(token) if token else None
 
     def verify(self, token: str) -> StaffIdentity | None:
+        body = self._signed_body(token)
+        return _identity(body) if body is not None else None
+
+    def _signed_body(self, token: str) -> str | None:
+        """The token's body if its signature is ours (compared in constant time)."""
         if token.count(".") != 1:
             return None
         body, signature = token.split(".")
@@ -62,15 +67,24 @@ class SignedStaffToken:
             given = base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4))
         except ValueError:
             return None
-        if not hmac.compare_digest(given, self._sign(body)):
-            return None
-        claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-        if int(claims.get("exp", 0)) < time.time():
-            return None
-        return StaffIdentity(shop_domain=str(claims["shop"]), user_id=str(claims["sub"]))
+        return body if hmac.compare_digest(given, self._sign(body)) else None
 
     def _sign(self, body: str) -> bytes:
         return hmac.new(self._key, body.encode(), hashlib.sha256).digest()
+
+
+def _identity(body: str) -> StaffIdentity | None:
+    """Well-formed, unexpired claims, or nothing."""
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    except ValueError:
+        return None
+    if not isinstance(claims, dict):
+        return None
+    shop, user, expires = claims.get("shop"), claims.get("sub"), claims.get("exp")
+    if not (isinstance(shop, str) and isinstance(user, str) and isinstance(expires, int)):
+        return None
+    return StaffIdentity(shop, user) if expires >= time.time() else None
 
 
 def _b64(raw: bytes) -> str:
