@@ -266,10 +266,11 @@ def _send(
 ) -> str:
     """The one provider call, outside any transaction, then its recording."""
     answer: ProviderAnswer | None = None
-    error: ProviderError | None = None
+    error: Exception | None = None
     try:
         answer = adapter.submit(request)
-    except ProviderError as exc:
+    except (ProviderError, ValueError) as exc:
+        # ValueError: the adapter refused to build the request, so nothing left this time.
         error = exc
     with ctx.session_factory() as session, session.begin():
         return _record(ctx, session, action_id, attempt_number, answer, error)
@@ -281,7 +282,7 @@ def _record(
     action_id: uuid.UUID,
     attempt_number: int,
     answer: ProviderAnswer | None,
-    error: ProviderError | None,
+    error: Exception | None,
 ) -> str:
     now = ctx.clock()
     action = _locked_action(session, action_id)
@@ -306,14 +307,19 @@ def _record(
             mark_unknown(session, action, str(error), next_check_at=next_check_at, now=now)
         return action.status
     attempt.outcome = "rejected"
-    if isinstance(error, IdempotencyConflict):
-        action.status = ActionStatus.NEEDS_DECISION
-    elif isinstance(error, ProviderRejected):
+    if isinstance(error, ProviderRejected):
+        # Stripe ran this key afresh and said no: the request did nothing there, ever.
         action.status = ActionStatus.REJECTED
+        reason = f"the provider refused the action: {error}"
+    elif isinstance(error, IdempotencyConflict) or attempt.purpose != "submit":
+        # An earlier send of this action may still land: a person decides.
+        action.status = ActionStatus.NEEDS_DECISION
+        reason = f"the action could not be sent again: {error}"
     else:
         action.status = ActionStatus.HALTED
+        reason = f"the action was not sent: {error}"
     action.status_reason = str(error)
-    send_back_for_review(session, action, f"the provider refused the action: {error}", now)
+    send_back_for_review(session, action, reason, now)
     return action.status
 
 
