@@ -54,8 +54,9 @@ class ActionStatus:
     PROVIDER_REPORTED = (PENDING, REQUIRES_ACTION, SUCCEEDED, FAILED, CANCELED)
     # The provider may still move these on (a refund can fail days later).
     PROVIDER_OPEN = (PENDING, REQUIRES_ACTION, SUCCEEDED)
-    NOT_SENT = (HALTED, EXPIRED)
-    FINAL = (HALTED, EXPIRED, REJECTED, FAILED, CANCELED)
+    # Nothing reached the provider, and nothing will.
+    NOT_SENT = (HALTED, EXPIRED, REJECTED)
+    FINAL = (*NOT_SENT, FAILED, CANCELED)
 
 
 class Action(Base):

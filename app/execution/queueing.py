@@ -50,11 +50,6 @@ def enqueue_refresh(queue: Queue, action_id: uuid.UUID, event_id: str) -> bool:
     )
 
 
-def job_is_live(queue: Queue, job_id: str) -> bool:
-    job = queue.fetch_job(job_id)
-    return job is not None and job.get_status(refresh=True) not in _DONE
-
-
 def _enqueue_unique(queue: Queue, function: str, action_id: uuid.UUID, job_id: str) -> bool:
     try:
         _enqueue(queue, function, action_id, job_id)

@@ -42,7 +42,6 @@ class StaffRole:
     APPROVER = "approver"  # proposes, approves up to ``approval_limits``
     OWNER = "owner"  # approves up to ``approval_limits``, changes settings
 
-    ALL = (VIEWER, PROPOSER, APPROVER, OWNER)
     CAN_PROPOSE = (PROPOSER, APPROVER, OWNER)
     CAN_APPROVE = (APPROVER, OWNER)
     OWNER_ONLY = (OWNER,)

@@ -25,7 +25,7 @@ from app.execution.executor import (
     reconcile_action,
     refresh_action,
 )
-from app.execution.models import Action
+from app.execution.models import Action, ActionStatus
 from app.execution.sweeper import sweep
 from app.settings import Settings
 from integrations.stripe import seeding
@@ -34,9 +34,8 @@ from integrations.stripe.sandbox import StripeSandbox
 ACTION_ID_KEY = "caseward_action_id"
 # Stripe's statuses of a refund that holds money against the charge.
 COUNTING = ("pending", "requires_action", "succeeded")
-PROVIDER_REPORTED = ("pending", "requires_action", "succeeded", "failed", "canceled")
-NOT_SENT = ("halted", "expired", "rejected")
-# tests/conftest.py claims the run's Redis database with this key; a FLUSHDB must keep it.
+PROVIDER_REPORTED = ActionStatus.PROVIDER_REPORTED
+NOT_SENT = ActionStatus.NOT_SENT
 
 
 # ---------------------------------------------------------------- staff API

@@ -39,6 +39,7 @@ from app.web.api.serialize import (
     proposal_json,
 )
 from app.web.auth import require_staff
+from integrations.provider import ProviderAdapter
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -271,7 +272,7 @@ def _settings() -> Settings:
     return settings
 
 
-def _adapter(provider: str) -> Any:
+def _adapter(provider: str) -> ProviderAdapter:
     factory = connection_adapters(_settings(), secret_box(_settings()))
     return factory(request_session(), g.shop.id, provider)
 
