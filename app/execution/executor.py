@@ -127,7 +127,8 @@ def reconcile_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
 
 
 def refresh_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
-    """Ask the provider for the action's current state and record it (after a webhook)."""
+    """Ask the provider for the action's current state and record it (after a webhook, or
+    when the sweeper finds a status pending for a while)."""
     now = ctx.clock()
     with ctx.session_factory() as session, session.begin():
         action = _locked_action(session, action_id)
@@ -138,7 +139,7 @@ def refresh_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
         adapter = ctx.adapters(session, action.shop_id, action.provider)
         found = adapter.find(action_request(action))
         if found is not None:
-            apply_provider_answer(session, action, found, source="webhook", now=now)
+            apply_provider_answer(session, action, found, source="refresh", now=now)
         return action.status
 
 
