@@ -10,33 +10,41 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 
-def action_digest(
-    *,
-    shop_id: uuid.UUID,
-    provider: str,
-    kind: str,
-    target: str,
-    customer_ref: str | None,
-    amount: int | None,
-    currency: str | None,
-    line_items: Sequence[Mapping[str, Any]],
-    params: Mapping[str, Any],
-    policy_version: int,
-) -> str:
+class Reviewable(Protocol):
+    """What an approver reviews: a proposal, or the action copied from it."""
+
+    shop_id: uuid.UUID
+    provider: str
+    kind: str
+    target: str
+    customer_ref: str | None
+    amount: int | None
+    currency: str | None
+    line_items: list[dict[str, Any]]
+    params: dict[str, Any]
+
+
+def digest_of(item: Reviewable, policy_version: int) -> str:
+    """The digest of ``item`` under ``policy_version``.
+
+    Compared with an approved digest under the shop's *current* policy version, it
+    shows any change of content or of policy since the review, in one comparison.
+    """
     reviewed = {
-        "shop": str(shop_id),
-        "provider": provider,
-        "kind": kind,
-        "target": target,
-        "customer": customer_ref,
-        "amount": amount,
-        "currency": currency,
-        "line_items": sorted((str(item["line_id"]), int(item["amount"])) for item in line_items),
-        "params": dict(params),
+        "shop": str(item.shop_id),
+        "provider": item.provider,
+        "kind": item.kind,
+        "target": item.target,
+        "customer": item.customer_ref,
+        "amount": item.amount,
+        "currency": item.currency,
+        "line_items": sorted(
+            (str(line["line_id"]), int(line["amount"])) for line in item.line_items
+        ),
+        "params": item.params,
         "policy_version": policy_version,
     }
     canonical = json.dumps(reviewed, sort_keys=True, separators=(",", ":"))

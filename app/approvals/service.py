@@ -23,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
-from app.approvals.digest import action_digest
+from app.approvals.digest import digest_of
 from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
 from app.errors import Conflict, Forbidden, NotFound
@@ -133,17 +133,11 @@ def approve_proposal(
     """
     member = require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, "approve actions")
     proposal = _locked_proposal(session, shop.id, proposal_id)
-    if proposal.digest != digest:
-        raise Conflict(
-            "the proposal changed since it was reviewed (now revision "
-            f"{proposal.revision}); review it again before approving",
-            code="stale_digest",
-        )
     policy_version = current_policy(session, shop.id).version
-    if policy_version != proposal.policy_version:
+    if digest != digest_of(proposal, policy_version):
         raise Conflict(
-            f"the shop's policy changed (now version {policy_version}) since this proposal was "
-            "checked; it must be checked again under the new policy before approval",
+            f"the proposal (now revision {proposal.revision}) or the shop's policy (now "
+            f"version {policy_version}) changed since it was reviewed; review it again",
             code="stale_digest",
         )
     if proposal.status != ProposalStatus.AWAITING_APPROVAL:
@@ -262,18 +256,7 @@ def _apply(
     proposal.status = (
         ProposalStatus.BLOCKED if verdict.outcome == "blocked" else ProposalStatus.AWAITING_APPROVAL
     )
-    proposal.digest = action_digest(
-        shop_id=shop.id,
-        provider=proposal.provider,
-        kind=proposal.kind,
-        target=proposal.target,
-        customer_ref=proposal.customer_ref,
-        amount=proposal.amount,
-        currency=proposal.currency,
-        line_items=proposal.line_items,
-        params=proposal.params,
-        policy_version=proposal.policy_version,
-    )
+    proposal.digest = digest_of(proposal, proposal.policy_version)
     if proposal.status == ProposalStatus.AWAITING_APPROVAL and case.status == CaseStatus.OPEN:
         case.status = CaseStatus.AWAITING_APPROVAL
     session.add(proposal)
@@ -444,10 +427,11 @@ def _locked_proposal(session: Session, shop_id: uuid.UUID, proposal_id: uuid.UUI
 
 
 def _current_action(session: Session, proposal: Proposal) -> Action | None:
+    """The revision's action, row-locked: a worker may be about to send it."""
     return session.scalars(
-        select(Action).where(
-            Action.proposal_id == proposal.id, Action.proposal_revision == proposal.revision
-        )
+        select(Action)
+        .where(Action.proposal_id == proposal.id, Action.proposal_revision == proposal.revision)
+        .with_for_update()
     ).one_or_none()
 
 

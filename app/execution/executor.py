@@ -3,7 +3,7 @@
 The sequence for a queued action (see ARCHITECTURE.md):
 
 1. In one transaction: lock the action and the target, refuse to send if the
-   shop's switches, the approval's expiry, the digest or the policy version say
+   shop's switches, the approval's expiry, or the digest under today's policy say
    so, re-run the checks on fresh provider facts, then mark it ``submitting``
    with an attempt row. The idempotency key was stored when the action was made.
 2. Outside any transaction: one provider call with that key.
@@ -26,6 +26,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import audit
+from app.approvals.digest import digest_of
 from app.approvals.models import Proposal
 from app.cases.models import Case
 from app.evaluation import Draft, evaluate_draft, line_item_refs
@@ -197,13 +198,8 @@ def _prepare_send(
         stop_reason = "the approval expired before the action was executed"
         if purpose == "submit":
             stopped = ActionStatus.EXPIRED
-    elif proposal is None or (proposal.digest, proposal.revision) != (
-        action.digest,
-        action.proposal_revision,
-    ):
-        stop_reason = "the proposal changed after it was approved"
-    elif policy.version != proposal.policy_version:
-        stop_reason = "the shop's policy changed after approval"
+    elif proposal is None or digest_of(proposal, policy.version) != action.digest:
+        stop_reason = "the proposal or the shop's policy changed after approval"
     if stop_reason is None:
         case = session.get(Case, action.case_id)
         assert case is not None and proposal is not None

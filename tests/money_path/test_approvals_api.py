@@ -495,7 +495,7 @@ def test_an_action_approved_under_one_policy_is_halted_if_the_policy_changes_bef
     start_worker()
 
     halted = _wait_status(approver, action["id"], "halted")
-    assert "policy changed" in halted["status_reason"]
+    assert "policy changed after approval" in halted["status_reason"]
     assert halted["attempts"] == []
     assert _refunds(account, linen) == []
     case = _case(approver, linen)
