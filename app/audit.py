@@ -19,11 +19,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, Integer, String, UniqueConstraint, Uuid, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from app.clock import utcnow
-from app.db import Base, UTCDateTime
+from app.db import Base, UTCDateTime, locked_row
 
 GENESIS_HASH = "0" * 64
 
@@ -84,7 +83,7 @@ def record(
     now: datetime | None = None,
 ) -> AuditEvent:
     """Append one event to the shop's chain in the caller's transaction."""
-    head = _lock_head(session, shop_id)
+    head = locked_row(session, AuditHead, shop_id=shop_id, seq=0, hash=GENESIS_HASH)
     created_at = now or utcnow()
     event = AuditEvent(
         shop_id=shop_id,
@@ -102,23 +101,6 @@ def record(
     session.add(event)
     session.flush()
     return event
-
-
-def _lock_head(session: Session, shop_id: uuid.UUID) -> AuditHead:
-    if session.get_bind().dialect.name == "postgresql":
-        # One round trip: create the head if missing and row-lock it (DO UPDATE locks).
-        insert = pg_insert(AuditHead).values(shop_id=shop_id, seq=0, hash=GENESIS_HASH)
-        upsert = insert.on_conflict_do_update(
-            index_elements=["shop_id"], set_={"shop_id": insert.excluded.shop_id}
-        ).returning(AuditHead)
-        return session.scalars(upsert, execution_options={"populate_existing": True}).one()
-    head = session.scalars(
-        select(AuditHead).where(AuditHead.shop_id == shop_id).with_for_update()
-    ).one_or_none()
-    if head is None:
-        head = AuditHead(shop_id=shop_id, seq=0, hash=GENESIS_HASH)
-        session.add(head)
-    return head
 
 
 def event_hash(event: AuditEvent) -> str:

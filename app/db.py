@@ -7,10 +7,11 @@ only the web layer reaches for the request-scoped session below.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import Flask, current_app, g
-from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event
+from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event, inspect
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -47,6 +48,31 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+ModelT = TypeVar("ModelT", bound=Base)
+
+
+def locked_row(session: Session, model: type[ModelT], **values: Any) -> ModelT:
+    """The row of ``model`` with these values' primary key, created if missing, and
+    row-locked until the transaction ends: how writers serialise on one thing.
+
+    PostgreSQL does it in one round trip (``ON CONFLICT DO UPDATE`` locks the row it
+    returns); SQLite has no row locks and serialises every writer anyway.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        key = [column.name for column in inspect(model).primary_key]
+        insert = pg_insert(model).values(**values)
+        upsert = insert.on_conflict_do_update(
+            index_elements=key, set_={key[0]: insert.excluded[key[0]]}
+        ).returning(model)
+        return session.scalars(upsert, execution_options={"populate_existing": True}).one()
+    identity = tuple(values[column.name] for column in inspect(model).primary_key)
+    row = session.get(model, identity)
+    if row is None:
+        row = model(**values)
+        session.add(row)
+    return row
 
 
 def make_engine(database_url: str, **options: Any) -> Engine:

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import audit
 from app.approvals.digest import digest_of
 from app.approvals.models import Proposal
 from app.cases.models import Case
+from app.db import locked_row
 from app.evaluation import Draft, evaluate_draft, line_item_refs
 from app.execution.models import Action, ActionAttempt, ActionStatus, TargetLock
 from app.execution.providers import AdapterFactory
@@ -181,7 +181,9 @@ def _prepare_send(
     Returns the adapter to send with and the attempt number, or None when it must not go.
     """
     now = ctx.clock()
-    _lock_target(session, action)
+    locked_row(
+        session, TargetLock, shop_id=action.shop_id, provider=action.provider, target=action.target
+    )
     shop = get_shop(session, action.shop_id)
     proposal = session.get(Proposal, action.proposal_id)
     policy = current_policy(session, shop.id)
@@ -362,24 +364,6 @@ def _locked_action(session: Session, action_id: uuid.UUID) -> Action | None:
     return session.scalars(
         select(Action).where(Action.id == action_id).with_for_update()
     ).one_or_none()
-
-
-def _lock_target(session: Session, action: Action) -> None:
-    key = {"shop_id": action.shop_id, "provider": action.provider, "target": action.target}
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(pg_insert(TargetLock).values(**key).on_conflict_do_nothing())
-    elif session.get(TargetLock, tuple(key.values())) is None:
-        session.add(TargetLock(**key))
-        session.flush()
-    session.scalars(
-        select(TargetLock)
-        .where(
-            TargetLock.shop_id == action.shop_id,
-            TargetLock.provider == action.provider,
-            TargetLock.target == action.target,
-        )
-        .with_for_update()
-    ).one()
 
 
 def _next_attempt_number(session: Session, action_id: uuid.UUID) -> int:

@@ -12,7 +12,6 @@ import uuid
 
 from flask import Blueprint, Response, current_app, jsonify, request
 from sqlalchemy import or_, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 
 from app.connections.models import Connection
@@ -53,22 +52,13 @@ def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
         "created": event.created,
         "payload": event.payload,
     }
-    if session.get_bind().dialect.name == "postgresql":
-        inserted = len(
-            session.execute(
-                pg_insert(ProviderEvent)
-                .values(**values)
-                .on_conflict_do_nothing()
-                .returning(ProviderEvent.id)
-            ).all()
-        )
-    else:
-        try:
-            with session.begin_nested():
-                session.add(ProviderEvent(**values))
-            inserted = 1
-        except IntegrityError:
-            inserted = 0
+    try:
+        # The unique (provider, event_id) decides: a redelivery fails here and changes nothing.
+        with session.begin_nested():
+            session.add(ProviderEvent(**values))
+        inserted = True
+    except IntegrityError:
+        inserted = False
     if not inserted:
         session.rollback()
         return jsonify({"received": True, "duplicate": True}), 200
