@@ -13,7 +13,9 @@ from typing import Any
 from flask import Flask
 
 from app.cli import register_commands
+from app.crypto import secret_box
 from app.db import db
+from app.execution.providers import connection_adapters
 from app.queue import redis_ext
 from app.settings import Settings
 from app.web import register_blueprints
@@ -40,6 +42,10 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     app.json.ensure_ascii = False  # type: ignore[attr-defined]  # names and symbols as written
     db.init_app(app)
     redis_ext.init_app(app)
+    # Read the encryption key once; every request decrypts with the same box.
+    box = secret_box(settings)
+    app.extensions["caseward.secret_box"] = box
+    app.extensions["caseward.adapters"] = connection_adapters(settings, box)
     app.extensions["caseward.staff_token"] = SignedStaffToken(app.config["SECRET_KEY"])
     app.extensions["caseward.authenticators"] = [app.extensions["caseward.staff_token"]]
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from flask import Flask
 from redis import Redis
+from rq import Queue
 
+from app.execution.queueing import execution_queue
 from app.settings import Settings
 
 
@@ -29,15 +31,27 @@ def _embedded_redis(settings: Settings) -> Redis:
 
 
 class RedisExtension:
-    """Flask extension owning the process's Redis connection."""
+    """Flask extension owning the process's Redis connection and the execution queue.
+
+    Both are made on first use: a command such as ``db-upgrade`` never starts the
+    embedded server or opens a connection it does not need.
+    """
 
     def init_app(self, app: Flask) -> None:
-        app.extensions["caseward.redis"] = connect_redis(app.config["CASEWARD_SETTINGS"])
+        app.extensions["caseward.redis"] = None
 
     @staticmethod
     def connection(app: Flask) -> Redis:
-        connection: Redis = app.extensions["caseward.redis"]
+        connection: Redis | None = app.extensions["caseward.redis"]
+        if connection is None:
+            connection = connect_redis(app.config["CASEWARD_SETTINGS"])
+            app.extensions["caseward.redis"] = connection
         return connection
+
+    @staticmethod
+    def queue(app: Flask) -> Queue:
+        settings: Settings = app.config["CASEWARD_SETTINGS"]
+        return execution_queue(RedisExtension.connection(app), settings.queue_name)
 
 
 redis_ext = RedisExtension()

@@ -15,11 +15,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 
 from app.connections.models import Connection
-from app.crypto import secret_box
 from app.db import request_session
 from app.errors import NotFound, Unauthenticated
 from app.execution.models import Action, ProviderEvent
-from app.execution.queueing import enqueue_refresh, execution_queue
+from app.execution.queueing import enqueue_refresh
 from app.queue import RedisExtension
 from integrations.stripe.webhooks import InvalidWebhook, verify_event
 
@@ -29,13 +28,14 @@ bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 @bp.post("/stripe/<uuid:connection_id>")
 def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
     session = request_session()
-    settings = current_app.config["CASEWARD_SETTINGS"]
     connection = session.get(Connection, connection_id)
     if connection is None or connection.provider != "stripe":
         raise NotFound("no such webhook endpoint")
     if connection.encrypted_webhook_secret is None:
         raise Unauthenticated("this connection has no webhook signing secret")
-    secret = secret_box(settings).decrypt(connection.encrypted_webhook_secret)
+    secret = current_app.extensions["caseward.secret_box"].decrypt(
+        connection.encrypted_webhook_secret
+    )
     try:
         event = verify_event(
             request.get_data(cache=False), request.headers.get("Stripe-Signature"), secret
@@ -77,7 +77,7 @@ def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
         else []
     )
     session.commit()
-    queue = execution_queue(RedisExtension.connection(current_app), settings.queue_name)
+    queue = RedisExtension.queue(current_app)
     for action_id in actions:
         enqueue_refresh(queue, action_id, event.id)
     return jsonify({"received": True, "actions": [str(a) for a in actions]}), 200

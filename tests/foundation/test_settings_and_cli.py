@@ -42,6 +42,8 @@ def test_fresh_install_runs_on_sqlite_and_embedded_redis(tmp_path: Path) -> None
     result = app.test_cli_runner().invoke(args=["db-upgrade"])
     assert result.exit_code == 0, result.output
     assert f"database at {head_revision()}" in result.output
+    # Migrating needs no queue: the embedded Redis starts only when something uses it.
+    assert app.extensions["caseward.redis"] is None
 
     response = app.test_client().get("/health")
     assert response.status_code == 200, response.get_json()

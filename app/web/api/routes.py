@@ -20,12 +20,11 @@ from app.cases.service import case_audit, case_file, list_cases, open_case
 from app.clock import utcnow
 from app.connections.models import Connection
 from app.connections.service import connect_stripe
-from app.crypto import secret_box
 from app.db import request_session
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt
-from app.execution.providers import connection_adapters
-from app.execution.queueing import enqueue_execution, execution_queue
+from app.execution.providers import AdapterFactory
+from app.execution.queueing import enqueue_execution
 from app.queue import RedisExtension
 from app.settings import Settings
 from app.shops.service import current_policy, save_policy, set_kill_switch, set_writes_enabled
@@ -250,7 +249,7 @@ def shop_connect_stripe() -> Response:
         api_key=_text(body, "api_key", required=True),
         livemode=_bool(body, "livemode"),
         webhook_secret=_text(body, "webhook_secret") or None,
-        box=secret_box(_settings()),
+        box=current_app.extensions["caseward.secret_box"],
         now=utcnow(),
     )
     session.commit()
@@ -273,15 +272,14 @@ def _settings() -> Settings:
 
 
 def _adapter(provider: str) -> ProviderAdapter:
-    factory = connection_adapters(_settings(), secret_box(_settings()))
+    factory: AdapterFactory = current_app.extensions["caseward.adapters"]
     return factory(request_session(), g.shop.id, provider)
 
 
 def _commit_and_enqueue(result: ProposalResult) -> Response:
     request_session().commit()
     if result.action is not None:
-        queue = execution_queue(RedisExtension.connection(current_app), _settings().queue_name)
-        enqueue_execution(queue, result.action.id)
+        enqueue_execution(RedisExtension.queue(current_app), result.action.id)
     return jsonify(
         {
             "proposal": proposal_json(result.proposal),
