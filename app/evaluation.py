@@ -202,16 +202,17 @@ def _order_for(
     if order is None:
         return None
     refunded_by_line: dict[str, int] = {}
-    done = session.scalars(
-        select(Action).where(
-            Action.shop_id == shop_id,
-            Action.target == draft.target,
-            or_(
-                Action.status == ActionStatus.SUCCEEDED,
-                Action.status == ActionStatus.PENDING,
-                Action.status == ActionStatus.REQUIRES_ACTION,
-            ),
+    # Only a line-item refund is bounded per line; every other refund skips this read.
+    done = (
+        session.scalars(
+            select(Action).where(
+                Action.shop_id == shop_id,
+                Action.target == draft.target,
+                Action.status.in_(ActionStatus.PROVIDER_OPEN),
+            )
         )
+        if draft.line_items
+        else ()
     )
     for action in done:
         for item in action.line_items:

@@ -26,6 +26,7 @@ from app import audit
 from app.approvals.digest import digest_of
 from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
+from app.cases.service import get_case
 from app.errors import Conflict, Forbidden, NotFound
 from app.evaluation import Draft, Evaluation, evaluate_draft
 from app.execution.models import Action, ActionStatus
@@ -88,7 +89,7 @@ def revise_proposal(
     """Edit a proposal: a new revision and digest, every earlier approval void."""
     require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, "edit proposals")
     proposal = _locked_proposal(session, shop.id, proposal_id)
-    case = _case(session, shop.id, proposal.case_id)
+    case = get_case(session, shop.id, proposal.case_id)
     action = _current_action(session, proposal)
     if action is not None:
         if action.status != ActionStatus.QUEUED:
@@ -162,17 +163,8 @@ def approve_proposal(
     if any(approval.approver == actor for approval in valid):
         raise Conflict(f"{actor} has already approved this proposal", code="already_approved")
 
-    case = _case(session, shop.id, proposal.case_id)
-    approval = Approval(
-        shop_id=shop.id,
-        proposal_id=proposal.id,
-        digest=digest,
-        approver=actor,
-        created_at=now,
-        expires_at=now + timedelta(seconds=settings.approval_ttl_seconds),
-    )
-    session.add(approval)
-    session.flush()
+    case = get_case(session, shop.id, proposal.case_id)
+    approval = _approval(session, proposal, digest, actor, settings, now)
     audit.record(
         session,
         shop_id=shop.id,
@@ -302,17 +294,30 @@ def _auto_approve(
         return None
     if proposal.verdict.get("outcome") != "allowed_by_policy":
         return None
+    approver = f"{POLICY_ACTOR_PREFIX}{proposal.policy_version}"
+    approval = _approval(session, proposal, proposal.digest, approver, settings, now)
+    return _create_action(session, shop, case, proposal, [approval], now)
+
+
+def _approval(
+    session: Session,
+    proposal: Proposal,
+    digest: str,
+    approver: str,
+    settings: Settings,
+    now: datetime,
+) -> Approval:
     approval = Approval(
-        shop_id=shop.id,
+        shop_id=proposal.shop_id,
         proposal_id=proposal.id,
-        digest=proposal.digest,
-        approver=f"{POLICY_ACTOR_PREFIX}{proposal.policy_version}",
+        digest=digest,
+        approver=approver,
         created_at=now,
         expires_at=now + timedelta(seconds=settings.approval_ttl_seconds),
     )
     session.add(approval)
     session.flush()
-    return _create_action(session, shop, case, proposal, [approval], now)
+    return approval
 
 
 def _create_action(
@@ -433,15 +438,6 @@ def _current_action(session: Session, proposal: Proposal) -> Action | None:
         .where(Action.proposal_id == proposal.id, Action.proposal_revision == proposal.revision)
         .with_for_update()
     ).one_or_none()
-
-
-def _case(session: Session, shop_id: uuid.UUID, case_id: uuid.UUID) -> Case:
-    case = session.scalars(
-        select(Case).where(Case.id == case_id, Case.shop_id == shop_id)
-    ).one_or_none()
-    if case is None:
-        raise NotFound("case not found")
-    return case
 
 
 def _proposal_audit(proposal: Proposal, verdict: Verdict) -> dict[str, object]:

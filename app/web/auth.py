@@ -105,6 +105,18 @@ def authenticators() -> list[Authenticator]:
     return cast(list[Authenticator], current_app.extensions["caseward.authenticators"])
 
 
+def shop_of(identity: StaffIdentity) -> Shop:
+    """The installed shop the identity speaks for; everything after is scoped to it."""
+    shop = (
+        request_session()
+        .scalars(select(Shop).where(Shop.domain == identity.shop_domain))
+        .one_or_none()
+    )
+    if shop is None:
+        raise Unauthenticated("the token's shop is not installed")
+    return shop
+
+
 def require_staff(view: F) -> F:
     """Authenticate, then pin the request to the caller's shop: every query uses ``g.shop``."""
 
@@ -115,14 +127,7 @@ def require_staff(view: F) -> F:
         )
         if identity is None:
             raise Unauthenticated("a valid staff token is required")
-        shop = (
-            request_session()
-            .scalars(select(Shop).where(Shop.domain == identity.shop_domain))
-            .one_or_none()
-        )
-        if shop is None:
-            raise Unauthenticated("the token's shop is not installed")
-        g.shop, g.actor = shop, identity.user_id
+        g.shop, g.actor = shop_of(identity), identity.user_id
         return view(*args, **kwargs)
 
     return cast(F, wrapper)

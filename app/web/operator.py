@@ -10,14 +10,14 @@ from __future__ import annotations
 import uuid
 
 from flask import Blueprint, Response, abort, make_response, redirect, render_template, request
-from sqlalchemy import select
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from app.cases.service import case_audit, case_file, list_cases
 from app.db import request_session
+from app.errors import Unauthenticated
 from app.money import Money
 from app.shops.models import Shop
-from app.web.auth import StaffIdentity, staff_token
+from app.web.auth import StaffIdentity, shop_of, staff_token
 
 bp = Blueprint("operator", __name__, url_prefix="/operator")
 COOKIE = "caseward_operator"
@@ -73,11 +73,7 @@ def _signed_in() -> tuple[StaffIdentity, Shop, str]:
     identity = staff_token().verify(token) if token else None
     if identity is None:
         abort(401)
-    shop = (
-        request_session()
-        .scalars(select(Shop).where(Shop.domain == identity.shop_domain))
-        .one_or_none()
-    )
-    if shop is None:
+    try:
+        return identity, shop_of(identity), token
+    except Unauthenticated:
         abort(401)
-    return identity, shop, token
