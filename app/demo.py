@@ -212,8 +212,9 @@ def main() -> None:
         token = staff_token().issue(SHOP_DOMAIN, APPROVER, ttl_seconds=12 * 3600)
     print(
         "\nCaseward demo is ready.\n"
-        f"  1. Open {web}/operator/login?token={token}\n"
-        "     (signed in as sam.approver, who may approve up to $100.00)\n"
+        f"  1. Open {web}/operator/login and paste this staff token for sam.approver\n"
+        "     (who may approve up to $100.00):\n"
+        f"     {token}\n"
         "  2. Open the case 'One apron arrived torn (order #1001)':\n"
         f"     {web}/operator/cases/{case_id}\n"
         "  3. Read the checks, then press 'Approve $48.00'.\n"

@@ -1,8 +1,9 @@
 """A plain server-rendered operator page over the staff API.
 
-Sign in with ``/operator/login?token=...`` (a staff token from ``flask issue-token``):
-the token moves into an HttpOnly cookie and out of the address bar. Buttons call
-the JSON API with the token as a bearer header, so the API never trusts cookies.
+Sign in at ``/operator/login`` by pasting a staff token (``flask issue-token``). It is
+posted, never put in an address, so no access log holds it, and kept in an HttpOnly
+cookie. Buttons call the JSON API with the token as a bearer header, so the API never
+trusts cookies.
 """
 
 from __future__ import annotations
@@ -24,11 +25,17 @@ COOKIE = "caseward_operator"
 
 
 @bp.get("/login")
+def login_form() -> str:
+    return render_template("operator/login.html", error=None)
+
+
+@bp.post("/login")
 def login() -> WerkzeugResponse:
-    token = request.args.get("token", "")
+    token = request.form.get("token", "").strip()
     if staff_token().verify(token) is None:
-        abort(401)
-    response = redirect("/operator/")
+        page = render_template("operator/login.html", error="That token is not valid.")
+        return make_response(page, 401)
+    response = redirect("/operator/", code=303)
     response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", max_age=3600)
     return response
 
