@@ -1,0 +1,68 @@
+"""The demo's click path in a real browser: sign in, read the checks, approve $48.00,
+and see Stripe's refund id appear once the worker has executed it."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from flask import Flask
+from money_path_harness import Account, WorkerProcess
+
+from app.demo import APPROVER, SHOP_DOMAIN, LinenShop
+from app.web.auth import staff_token
+
+CHROMIUM = shutil.which("chromium")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+
+
+@pytest.fixture
+def page() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser.new_page()
+        browser.close()
+
+
+def test_an_approver_clicks_a_48_dollar_refund_through_to_stripe(
+    app: Flask,
+    web_url: str,
+    linen: LinenShop,
+    account: Account,
+    worker: WorkerProcess,
+    page: object,
+) -> None:
+    from playwright.sync_api import Page, expect  # noqa: PLC0415
+
+    assert isinstance(page, Page)
+    with app.app_context():
+        token = staff_token().issue(SHOP_DOMAIN, APPROVER)
+
+    page.goto(f"{web_url}/operator/login")
+    page.fill("#token", token)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("link", name="One apron arrived torn (order #1001)").click()
+    expect(page.locator("tr", has_text="refundable_remaining")).to_contain_text("pass")
+    with page.expect_navigation():  # the page reloads itself once the API has answered
+        page.get_by_role("button", name="Approve $48.00").click()
+
+    refund_row = page.locator("tr", has_text="refund $48.00")
+    for _ in range(40):
+        page.reload()
+        if "succeeded" in refund_row.inner_text():
+            break
+        page.wait_for_timeout(250)
+    refunds = account.stripe.v1.refunds.list(
+        params={"payment_intent": linen.payment_intent_id}
+    ).data
+    assert [(r.amount, r.status) for r in refunds] == [(4800, "succeeded")]
+    expect(refund_row).to_contain_text(refunds[0].id)
+    expect(refund_row).to_contain_text("succeeded")
