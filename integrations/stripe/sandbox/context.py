@@ -102,6 +102,13 @@ class Ctx:
 
     # -- events ----------------------------------------------------------------------------
 
+    def emit_changes(self, event_type: str, obj: JSON, before: JSON) -> None:
+        """Emit ``event_type`` if anything the API shows of ``obj`` moved since ``before``
+        (a rendering), with the old values as ``previous_attributes``."""
+        previous = diff(before, render(self, obj))
+        if previous:
+            self.emit(event_type, obj, previous)
+
     def emit(self, event_type: str, obj: JSON, previous: JSON | None = None) -> JSON:
         """Record an event carrying a snapshot of ``obj`` and queue its webhooks."""
         data: JSON = {"object": render(self, obj)}

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from .. import shapes
-from ..context import LIST_PARAMS, Ctx, diff, list_query, page, render
+from ..context import LIST_PARAMS, Ctx, list_query, page, render
 from ..errors import StripeApiError, invalid, no_such, validation
 from ..forms import Params, apply_metadata, new_metadata
 from ..ids import new_code
@@ -124,9 +124,7 @@ def update_coupon(ctx: Ctx, params: Params, id: str) -> JSON:
     if params.has("name"):
         obj["name"] = params.string("name", max_length=40) or None
     obj["metadata"] = apply_metadata(obj["metadata"], metadata)
-    previous = diff(before, obj)
-    if previous:
-        ctx.emit("coupon.updated", obj, previous)
+    ctx.emit_changes("coupon.updated", obj, before)
     return render(ctx, obj)
 
 
@@ -265,9 +263,7 @@ def update_promotion_code(ctx: Ctx, params: Params, id: str) -> JSON:
     if active is not None:
         obj["active"] = active
     obj["metadata"] = apply_metadata(obj["metadata"], metadata)
-    previous = diff(before, obj)
-    if previous:
-        ctx.emit("promotion_code.updated", obj, previous)
+    ctx.emit_changes("promotion_code.updated", obj, before)
     return render(ctx, obj)
 
 

@@ -73,9 +73,7 @@ def update_customer(ctx: Ctx, params: Params, id: str) -> JSON:
     obj["metadata"] = apply_metadata(obj["metadata"], metadata)
     if params.has("preferred_locales"):
         obj["preferred_locales"] = [str(x) for x in params.array("preferred_locales") or []]
-    previous = diff(before, obj)
-    if previous:
-        ctx.emit("customer.updated", obj, previous)
+    ctx.emit_changes("customer.updated", obj, before)
     return render(ctx, obj)
 
 

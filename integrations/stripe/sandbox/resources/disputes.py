@@ -44,9 +44,7 @@ def update_dispute(ctx: Ctx, params: Params, id: str) -> JSON:
     dispute = ctx.require("disputes", id, "dispute")
     before = render(ctx, dispute)
     dispute["metadata"] = apply_metadata(dispute["metadata"], metadata)
-    previous = diff(before, dispute)
-    if previous:
-        ctx.emit("charge.dispute.updated", dispute, previous)
+    ctx.emit_changes("charge.dispute.updated", dispute, before)
     return render(ctx, dispute)
 
 

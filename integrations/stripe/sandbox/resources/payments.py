@@ -447,9 +447,7 @@ def update_charge(ctx: Ctx, params: Params, id: str) -> JSON:
     if params.has("receipt_email"):
         ch["receipt_email"] = params.string("receipt_email") or None
     ch["metadata"] = apply_metadata(ch["metadata"], metadata)
-    previous = diff(before, render(ctx, ch))
-    if previous:
-        ctx.emit("charge.updated", ch, previous)
+    ctx.emit_changes("charge.updated", ch, before)
     return render(ctx, ch)
 
 

@@ -259,9 +259,7 @@ def update_refund(ctx: Ctx, params: Params, id: str) -> JSON:
     re = ctx.require("refunds", id, "refund")
     before = render(ctx, re)
     re["metadata"] = apply_metadata(re["metadata"], metadata)
-    previous = diff(before, re)
-    if previous:
-        ctx.emit("refund.updated", re, previous)
+    ctx.emit_changes("refund.updated", re, before)
     return render(ctx, re)
 
 
@@ -330,9 +328,7 @@ def _fail_refund(ctx: Ctx, item: JSON) -> None:
     charge_before = _sync_charge(ctx, ch)
     ctx.emit("refund.updated", re, diff(before, re))
     ctx.emit("refund.failed", re)
-    previous = diff(charge_before, render(ctx, ch))
-    if previous:
-        ctx.emit("charge.updated", ch, previous)
+    ctx.emit_changes("charge.updated", ch, charge_before)
 
 
 def settle(ctx: Ctx, re: JSON) -> None:

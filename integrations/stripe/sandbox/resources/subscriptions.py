@@ -303,9 +303,7 @@ def update_subscription(ctx: Ctx, params: Params, id: str) -> JSON:
     for item in item_params:
         _apply_item_change(ctx, sub, item)
     sub["metadata"] = apply_metadata(sub["metadata"], metadata)
-    previous = diff(before, render(ctx, sub))
-    if previous:
-        ctx.emit("customer.subscription.updated", sub, previous)
+    ctx.emit_changes("customer.subscription.updated", sub, before)
     return render(ctx, sub)
 
 
