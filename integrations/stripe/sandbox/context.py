@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from .auth import Account, ApiKey, permission_denied
 from .clock import Clock
 from .errors import StripeApiError, no_such, validation
-from .forms import Params
+from .forms import Params, apply_metadata
 from .ids import new_id
 from .store import Space, Store
 
@@ -108,6 +108,14 @@ class Ctx:
         previous = diff(before, render(self, obj))
         if previous:
             self.emit(event_type, obj, previous)
+
+    def update_metadata(self, params: Params, obj: JSON, event_type: str) -> None:
+        """An update that may change only metadata (refunds, disputes), with its event."""
+        params.allow({"metadata"})
+        metadata = params.metadata()
+        before = render(self, obj)
+        obj["metadata"] = apply_metadata(obj["metadata"], metadata)
+        self.emit_changes(event_type, obj, before)
 
     def emit(self, event_type: str, obj: JSON, previous: JSON | None = None) -> JSON:
         """Record an event carrying a snapshot of ``obj`` and queue its webhooks."""

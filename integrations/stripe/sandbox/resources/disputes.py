@@ -10,7 +10,7 @@ from typing import Any
 
 from ..context import LIST_PARAMS, Ctx, diff, list_query, page, render
 from ..errors import invalid
-from ..forms import Params, apply_metadata
+from ..forms import Params
 from ..routing import route
 
 JSON = dict[str, Any]
@@ -39,12 +39,8 @@ def retrieve_dispute(ctx: Ctx, params: Params, id: str) -> JSON:
 @route("POST", "/v1/disputes/{id}", "disputes", "dispute")
 def update_dispute(ctx: Ctx, params: Params, id: str) -> JSON:
     """Metadata only (evidence submission is out of scope for the sandbox)."""
-    params.allow({"metadata"})
-    metadata = params.metadata()
     dispute = ctx.require("disputes", id, "dispute")
-    before = render(ctx, dispute)
-    dispute["metadata"] = apply_metadata(dispute["metadata"], metadata)
-    ctx.emit_changes("charge.dispute.updated", dispute, before)
+    ctx.update_metadata(params, dispute, "charge.dispute.updated")
     return render(ctx, dispute)
 
 

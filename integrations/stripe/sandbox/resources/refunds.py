@@ -23,7 +23,7 @@ from typing import Any
 from .. import shapes
 from ..context import LIST_PARAMS, Ctx, diff, list_query, page, render
 from ..errors import invalid, validation
-from ..forms import Params, apply_metadata, new_metadata
+from ..forms import Params, new_metadata
 from ..ids import new_id
 from ..money import format_amount
 from ..routing import route
@@ -254,12 +254,8 @@ def retrieve_refund(ctx: Ctx, params: Params, id: str) -> JSON:
 @route("POST", "/v1/refunds/{id}", "refunds", "refund")
 def update_refund(ctx: Ctx, params: Params, id: str) -> JSON:
     """Only metadata can change on a refund."""
-    params.allow({"metadata"})
-    metadata = params.metadata()
     re = ctx.require("refunds", id, "refund")
-    before = render(ctx, re)
-    re["metadata"] = apply_metadata(re["metadata"], metadata)
-    ctx.emit_changes("refund.updated", re, before)
+    ctx.update_metadata(params, re, "refund.updated")
     return render(ctx, re)
 
 
