@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -18,6 +20,8 @@ from app.execution.models import Action, ActionAttempt
 from app.guard import IdentityLevel
 from app.shops.models import Shop, StaffRole
 from app.shops.service import require_role
+
+RowT = TypeVar("RowT")
 
 
 @dataclass(frozen=True)
@@ -59,32 +63,47 @@ def case_file(session: Session, shop_id: uuid.UUID, case_id: uuid.UUID) -> CaseF
         if customer
         else []
     )
-    proposals = [
-        (p, list(session.scalars(select(Approval).where(Approval.proposal_id == p.id))))
-        for p in session.scalars(
+    proposal_rows = list(
+        session.scalars(
             select(Proposal)
             .where(Proposal.shop_id == shop_id, Proposal.case_id == case.id)
             .order_by(Proposal.created_at)
         )
-    ]
-    actions = [
-        (
-            a,
-            list(
-                session.scalars(
-                    select(ActionAttempt)
-                    .where(ActionAttempt.action_id == a.id)
-                    .order_by(ActionAttempt.number)
-                )
-            ),
-        )
-        for a in session.scalars(
+    )
+    approvals = _grouped(
+        session.scalars(
+            select(Approval)
+            .where(Approval.proposal_id.in_([p.id for p in proposal_rows]))
+            .order_by(Approval.created_at)
+        ),
+        key=lambda approval: approval.proposal_id,
+    )
+    action_rows = list(
+        session.scalars(
             select(Action)
             .where(Action.shop_id == shop_id, Action.case_id == case.id)
             .order_by(Action.created_at)
         )
-    ]
+    )
+    attempts = _grouped(
+        session.scalars(
+            select(ActionAttempt)
+            .where(ActionAttempt.action_id.in_([a.id for a in action_rows]))
+            .order_by(ActionAttempt.number)
+        ),
+        key=lambda attempt: attempt.action_id,
+    )
+    proposals = [(p, approvals.get(p.id, [])) for p in proposal_rows]
+    actions = [(a, attempts.get(a.id, [])) for a in action_rows]
     return CaseFile(case, customer, orders, proposals, actions)
+
+
+def _grouped(rows: Iterable[RowT], key: Callable[[RowT], uuid.UUID]) -> dict[uuid.UUID, list[RowT]]:
+    """Rows of one query, by their parent's id: one read for the whole case file."""
+    groups: dict[uuid.UUID, list[RowT]] = {}
+    for row in rows:
+        groups.setdefault(key(row), []).append(row)
+    return groups
 
 
 def case_audit(session: Session, shop_id: uuid.UUID, case_id: uuid.UUID) -> list[AuditEvent]:

@@ -16,7 +16,7 @@ from app.approvals.service import (
     reject_proposal,
     revise_proposal,
 )
-from app.cases.service import case_audit, case_file, list_cases, open_case
+from app.cases.service import case_audit, case_file, get_case, list_cases, open_case
 from app.clock import utcnow
 from app.connections.models import Connection
 from app.connections.service import connect_stripe
@@ -102,7 +102,7 @@ def cases_audit(case_id: uuid.UUID) -> Response:
 @require_staff
 def proposals_create(case_id: uuid.UUID) -> tuple[Response, int]:
     session = request_session()
-    case = case_file(session, g.shop.id, case_id).case
+    case = get_case(session, g.shop.id, case_id)
     draft = parse_draft(_json_body())
     result = create_proposal(
         session,
