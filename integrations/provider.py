@@ -221,6 +221,25 @@ class PermissionDenied(ProviderRejected):
     """The credentials lack a permission (a restricted key without write access)."""
 
 
+class NotSent(ProviderError):
+    """The write never reached the provider (the connection was refused before any byte
+    of the request left), so it may be sent again at once with the same key."""
+
+
+class Throttled(ProviderError):
+    """The provider answered 429: it did nothing and asks to be called again later.
+
+    ``retry_after`` is the provider's own word on how long to wait, in seconds, when it
+    gave one. Send again after it, with the same key and parameters.
+    """
+
+    retry_after: float | None
+
+    def __init__(self, message: str, *, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class IdempotencyConflict(ProviderError):
     """The provider saw this idempotency key with other parameters.
 

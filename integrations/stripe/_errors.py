@@ -4,7 +4,11 @@ Two jobs live here because both are about what may leave the adapter: which keys
 Caseward agrees to hold, and how an SDK exception becomes one of the protocol's errors
 without ever carrying the API key in its text. The distinction that matters most is
 between "Stripe answered and refused" (nothing happened, safe to tell a person) and
-"we do not know" (a write may have happened, so only a lookup may settle it).
+"we do not know" (a write may have happened, so only a lookup may settle it). Two
+answers sit in between: "not now" (a 429, on a read or a write: Stripe ran nothing and
+asks to be called later) and, for writes, "never sent" (the connection was refused, so
+no byte of the request left); both mean nothing happened and the same request may go
+again.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
 import stripe
@@ -20,10 +26,12 @@ import stripe
 from integrations.provider import (
     CredentialsRefused,
     IdempotencyConflict,
+    NotSent,
     OutcomeUnknown,
     PermissionDenied,
     ProviderError,
     ProviderRejected,
+    Throttled,
 )
 
 _log = logging.getLogger(__name__)
@@ -37,7 +45,8 @@ IN_USE_RETRY_PAUSES = (0.2, 0.5)
 
 REQUIRED_PERMISSIONS = (
     "Read: Charges, PaymentIntents, Customers, Subscriptions, Disputes; "
-    "Write: Refunds, Customers (balance transactions), Coupons, Promotion codes, Subscriptions"
+    "Write: Refunds, Customers (balance transactions), Coupons, Promotion codes, Subscriptions, "
+    "Webhook endpoints"
 )
 
 _PERMISSION_NAME = re.compile(r"'(rak_[a-z_]+)'")
@@ -98,7 +107,8 @@ class Calls:
 
     Reads and writes differ only in what a transport failure means: a failed read
     changed nothing (:class:`ProviderError`, try later), a failed write may have taken
-    effect (:class:`OutcomeUnknown`, look it up before anything else).
+    effect (:class:`OutcomeUnknown`, look it up before anything else) unless it provably
+    did not (:class:`Throttled` for a 429, :class:`NotSent` for a refused connection).
     """
 
     def __init__(self, api_key: str, sleep: Callable[[float], None] = time.sleep) -> None:
@@ -155,6 +165,9 @@ class Calls:
                 f"Stripe saw the idempotency key of the {what} with other parameters; the "
                 f"first request may have taken effect, so a person must decide: {detail}"
             )
+        unsent = _not_run(error, what, detail, writing=writing)
+        if unsent is not None:
+            return unsent
         if isinstance(error, stripe.PermissionError) or status == 403:
             permission = _PERMISSION_NAME.search(detail)
             missing = (
@@ -188,6 +201,66 @@ class Calls:
     def _scrub(self, text: str) -> str:
         """``text`` with our key masked, in case Stripe ever echoes it whole."""
         return text.replace(self._api_key, self._masked)
+
+
+def _not_run(
+    error: stripe.StripeError, what: str, detail: str, *, writing: bool
+) -> ProviderError | None:
+    """:class:`Throttled` for a 429 (a read or a write: the caller waits and asks again)
+    and, for a write, :class:`NotSent` for a refused connection; both are proof that
+    Stripe did nothing. ``None`` for anything else."""
+    if isinstance(error, stripe.RateLimitError) or error.http_status == 429:
+        return Throttled(
+            f"Stripe asked to slow down and did not run the {what} "
+            f"(HTTP {error.http_status}): {detail}",
+            retry_after=retry_after(error.headers),
+        )
+    if writing and isinstance(error, stripe.APIConnectionError) and _refused(error):
+        return NotSent(f"The {what} was not sent: the connection to Stripe was refused. {detail}")
+    return None
+
+
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Stripe's ``Retry-After`` in seconds (delta-seconds or an HTTP date), if it sent one."""
+    value = next((v for k, v in (headers or {}).items() if k.lower() == "retry-after"), "").strip()
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def _refused(error: stripe.APIConnectionError) -> bool:
+    """Whether the connection was refused before the request went out.
+
+    The SDK raises ``APIConnectionError`` from the HTTP library's exception, which wraps
+    (requests -> urllib3's retry error -> its new-connection error) the socket's
+    ``ConnectionRefusedError``. Only that error proves nothing was sent: a timeout or a
+    reset may come after the request left, so those stay unknown."""
+    return any(isinstance(link, ConnectionRefusedError) for link in _causes(error))
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """Every exception ``error`` was raised from, following ``__cause__``/``__context__``,
+    urllib3's ``reason`` and exceptions carried as arguments (requests wraps that way)."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [error]
+    while pending:
+        link = pending.pop()
+        if id(link) in seen:
+            continue
+        seen.add(id(link))
+        yield link
+        linked = [link.__cause__, link.__context__, getattr(link, "reason", None), *link.args]
+        pending.extend(item for item in linked if isinstance(item, BaseException))
 
 
 def _code(error: stripe.StripeError) -> str | None:

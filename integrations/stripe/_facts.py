@@ -16,6 +16,7 @@ from typing import Any
 import stripe
 
 from integrations.provider import (
+    ACTION_ID_METADATA_KEY,
     CustomerFacts,
     PaymentFacts,
     ProviderCredit,
@@ -85,7 +86,10 @@ class Reader:
             disputed=bool(charge.get("disputed")),
             customer_id=object_id(data.get("customer")),
             created=timestamp(data["created"]),
-            refunds=tuple(to_refund(r) for r in self._refunds_of(target, charge)),
+            refunds=tuple(
+                to_refund(r)
+                for r in _capture_refunds(list(self._refunds_of(target, charge)), charge)
+            ),
         )
 
     def _refunds_of(self, target: str, charge: JSON) -> Iterator[JSON]:
@@ -243,6 +247,29 @@ class Reader:
             if not page.has_more or not rows:
                 return
             after = _str(rows[-1], "id")
+
+
+def _capture_refunds(refunds: list[JSON], charge: JSON) -> list[JSON]:
+    """The refunds made of what was captured (newest first).
+
+    Capturing less than was authorized makes Stripe refund the rest at once: that refund
+    is in the charge's list, but it gave back money never taken, so counted against the
+    capture it would shrink what can still be refunded. It is the charge's first refund
+    (nothing else can be refunded before the capture), for exactly the uncaptured amount.
+    If the oldest refund does not look like that, nothing is dropped: counting too much
+    only refuses more."""
+    if not charge or not charge.get("captured") or not refunds:
+        return refunds
+    uncaptured = _int(charge, "amount") - _int(charge, "amount_captured")
+    oldest = refunds[-1]
+    if (
+        uncaptured > 0
+        and oldest.get("amount") == uncaptured
+        and oldest.get("status") == "succeeded"
+        and ACTION_ID_METADATA_KEY not in metadata_of(oldest)
+    ):
+        return refunds[:-1]
+    return refunds
 
 
 # ---------------------------------------------------------------- conversions

@@ -18,12 +18,22 @@ from integrations.provider import (
     ActionKind,
     ActionRequest,
     ProviderAnswer,
+    ProviderError,
+    ProviderRejected,
     ProviderStatus,
     SubscriptionItem,
 )
 
 from ._errors import Calls, was_replayed
-from ._facts import JSON, Reader, coupon_of, metadata_of, payment_param, refund_status
+from ._facts import (
+    JSON,
+    Reader,
+    coupon_of,
+    metadata_of,
+    payment_param,
+    refund_status,
+    timestamp,
+)
 
 RefundReason = Literal["duplicate", "fraudulent", "requested_by_customer"]
 _REFUND_REASONS: dict[str, RefundReason] = {
@@ -167,17 +177,43 @@ class Writer:
         else:
             # Immediate and final. Stripe ignores idempotency keys on DELETE; a resend
             # after an unclear outcome is safe only because ``find`` runs first.
-            subscription = self._calls.write(
-                what,
-                request.idempotency_key,
-                lambda options: self._v1.subscriptions.cancel(request.target, None, options),
-            )
+            try:
+                subscription = self._calls.write(
+                    what,
+                    request.idempotency_key,
+                    lambda options: self._v1.subscriptions.cancel(request.target, None, options),
+                )
+            except ProviderRejected as refused:
+                clearer = self._already_canceled(request.target, refused)
+                if clearer is None:
+                    raise
+                raise clearer from refused
             data = subscription.to_dict()
             done = data.get("status") == "canceled"
         return subscription_answer(
             data,
             ProviderStatus.SUCCEEDED if done else ProviderStatus.PENDING,
             replayed=was_replayed(subscription),
+        )
+
+    def _already_canceled(self, target: str, refused: ProviderRejected) -> ProviderRejected | None:
+        """Stripe answers a DELETE of a canceled subscription "No such subscription"; say
+        what it means when a read shows the subscription there and canceled."""
+        if refused.code != "resource_missing":
+            return None
+        try:
+            data = self._reader.subscription_json(target)
+        except ProviderError:
+            return None
+        if data is None or data.get("status") != "canceled":
+            return None
+        ended = data.get("canceled_at")
+        when = f" at {timestamp(ended).isoformat()}" if isinstance(ended, int) else ""
+        return ProviderRejected(
+            f"Stripe refused the cancellation of {target}: it was already canceled{when}. "
+            f"({refused})",
+            code=refused.code,
+            http_status=refused.http_status,
         )
 
     def _change(self, request: ActionRequest, metadata: dict[str, str]) -> ProviderAnswer:

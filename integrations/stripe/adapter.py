@@ -12,7 +12,8 @@ The work is split by concern: ``_errors`` (credentials and error translation),
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -22,12 +23,26 @@ from integrations.provider import (
     ActionKind,
     ActionRequest,
     ProviderAnswer,
+    ProviderError,
     TargetFacts,
 )
 
 from ._errors import Calls, check_key, mask_key
 from ._facts import Reader
 from ._writes import Writer
+
+# The events Caseward's webhook handling reacts to: refunds moving, money coming back,
+# disputes, and subscriptions changing or ending outside Caseward.
+WEBHOOK_EVENTS = (
+    "refund.created",
+    "refund.updated",
+    "refund.failed",
+    "charge.refunded",
+    "charge.dispute.created",
+    "charge.dispute.closed",
+    "customer.subscription.updated",
+    "customer.subscription.deleted",
+)
 
 
 def _utc_now() -> datetime:
@@ -63,6 +78,8 @@ class StripeAdapter:
             http_client=stripe.RequestsClient(timeout=timeout_seconds),
         )
         calls = Calls(api_key, sleep)
+        self._client = client
+        self._calls = calls
         self._reader = Reader(client, calls, now)
         self._writer = Writer(client, calls, self._reader)
 
@@ -88,12 +105,46 @@ class StripeAdapter:
         """Send the one write under ``request.idempotency_key``.
 
         Raises :class:`~integrations.provider.OutcomeUnknown` when the write may have
-        happened, :class:`~integrations.provider.ProviderRejected` (or its
-        ``PermissionDenied``) when Stripe refused it, and
+        happened (timeout, connection dropped after sending, 5xx, a 409 that persists);
+        :class:`~integrations.provider.Throttled` when Stripe answered 429 (it ran
+        nothing; ``retry_after`` carries its ``Retry-After`` in seconds, or ``None``);
+        :class:`~integrations.provider.NotSent` when the connection was refused, so no
+        byte of the request left; :class:`~integrations.provider.ProviderRejected` (or its
+        ``PermissionDenied``) when Stripe refused it; and
         :class:`~integrations.provider.IdempotencyConflict` when Stripe knows the key with
-        other parameters.
+        other parameters. After ``Throttled`` or ``NotSent`` the same request may be sent
+        again with the same key.
         """
         return self._writer.submit(_normalised(request))
+
+    def register_webhook_endpoint(self, url: str, events: Sequence[str]) -> tuple[str, str]:
+        """Create a webhook endpoint at Stripe for ``events`` (see :data:`WEBHOOK_EVENTS`)
+        and return its id and its signing secret, which Stripe shows only this once.
+
+        Needs the key's Webhook endpoints write permission (``rak_webhook_write``);
+        without it, :class:`~integrations.provider.PermissionDenied`. A fresh
+        idempotency key per call: a second registration is a second endpoint, so whether
+        to try again after :class:`~integrations.provider.OutcomeUnknown` is the caller's
+        decision (list the endpoints first).
+        """
+        if not url.startswith(("https://", "http://")):
+            raise ValueError(f"a webhook endpoint needs an http(s) URL, not {url!r}")
+        enabled = list(dict.fromkeys(events))
+        if not enabled or not all(isinstance(e, str) and e for e in enabled):
+            raise ValueError("a webhook endpoint needs at least one event type")
+        params: stripe.params.WebhookEndpointCreateParams = {
+            "url": url,
+            # The SDK types the names it knew when released; Stripe's list keeps growing.
+            "enabled_events": enabled,  # type: ignore[typeddict-item]
+        }
+        endpoint = self._calls.write(
+            f"webhook endpoint registration for {url}",
+            f"caseward-webhook-endpoint-{uuid.uuid4()}",
+            lambda options: self._client.v1.webhook_endpoints.create(params, options),
+        )
+        if not endpoint.secret:
+            raise ProviderError(f"Stripe created webhook endpoint {endpoint.id} without a secret")
+        return endpoint.id, endpoint.secret
 
     def find(self, request: ActionRequest) -> ProviderAnswer | None:
         """The write's effect as Stripe reports it now, matched by our action id; ``None``

@@ -25,6 +25,7 @@ ADAPTER_PERMISSIONS = {
     "refunds": "write",
     "coupons": "write",
     "promotion_codes": "write",
+    "webhook_endpoints": "write",
 }
 
 

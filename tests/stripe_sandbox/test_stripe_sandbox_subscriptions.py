@@ -114,14 +114,18 @@ def test_cancel_is_immediate_and_final(client: stripe.StripeClient, monthly: str
     )
     assert canceled.cancellation_details.comment == "moving abroad"
     assert "customer.subscription.deleted" in event_types(client)
+    # A second DELETE finds no such subscription, as on Stripe; a retrieve still sees it.
     with pytest.raises(stripe.InvalidRequestError) as twice:
         client.v1.subscriptions.cancel(sub.id)
-    assert twice.value.http_status == 400
-    assert twice.value.user_message == (
+    assert (twice.value.http_status, twice.value.code) == (404, "resource_missing")
+    assert twice.value.user_message == f"No such subscription: '{sub.id}'"
+    assert client.v1.subscriptions.retrieve(sub.id).status == "canceled"
+    with pytest.raises(stripe.InvalidRequestError) as changed:
+        client.v1.subscriptions.update(sub.id, params={"cancel_at_period_end": True})
+    assert changed.value.http_status == 400
+    assert changed.value.user_message == (
         "A canceled subscription can only update its cancellation_details and metadata."
     )
-    with pytest.raises(stripe.InvalidRequestError):
-        client.v1.subscriptions.update(sub.id, params={"cancel_at_period_end": True})
     assert (
         client.v1.subscriptions.update(sub.id, params={"metadata": {"note": "x"}}).metadata["note"]
         == "x"

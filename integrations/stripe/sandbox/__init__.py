@@ -13,12 +13,18 @@ In-process::
     keys = sandbox.create_account(restricted_keys=[{"permissions": {"refunds": "write"}}])
     client = stripe.StripeClient(keys.secret_key, base_addresses={"api": handle.url})
 
-As a process: ``python -m integrations.stripe.sandbox --port 12111 [--snapshot FILE]``.
+Stripe's per-account rate limits are off unless asked for:
+``StripeSandbox(rate_limits=RateLimits())`` applies Stripe's numbers (25 reads and 25
+writes per second in test mode, 100 each in live mode).
+
+As a process: ``python -m integrations.stripe.sandbox --port 12111 [--snapshot FILE]
+[--rate-limits stripe]``.
 """
 
 from .clock import Clock
 from .faults import FAULT_HEADER, Fault
 from .faults import KINDS as FAULT_KINDS
+from .ratelimit import RateLimits
 from .sandbox import (
     DEMO_ACCOUNT_ID,
     DEMO_PERMISSIONS,
@@ -41,6 +47,7 @@ __all__ = [
     "AccountKeys",
     "Clock",
     "Fault",
+    "RateLimits",
     "RestrictedKey",
     "SandboxHandle",
     "StripeSandbox",

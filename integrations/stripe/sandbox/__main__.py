@@ -1,6 +1,7 @@
 """Run the Stripe sandbox as a process (the offline demo, or tests of the entry point).
 
     python -m integrations.stripe.sandbox --host 127.0.0.1 --port 12111 [--snapshot FILE]
+        [--rate-limits stripe | --rate-limits test=25/25,live=100/100]
 
 Prints ``KEY=value`` lines (URL, control token, demo account and keys) so both people and
 scripts can read them, then serves until SIGINT/SIGTERM, saving the snapshot on the way
@@ -16,6 +17,7 @@ import sys
 import threading
 from types import FrameType
 
+from .ratelimit import RateLimits
 from .sandbox import DEMO_ACCOUNT_ID, DEMO_RESTRICTED_KEY, DEMO_SECRET_KEY, StripeSandbox
 
 
@@ -45,6 +47,14 @@ def main(argv: list[str] | None = None) -> int:
         default=2.0,
         help="seconds until createDispute charges are disputed",
     )
+    parser.add_argument(
+        "--rate-limits",
+        type=RateLimits.parse,
+        default=None,
+        help="answer 429 past so many reads/writes per second per account: 'stripe' for "
+        "Stripe's numbers (test 25/25, live 100/100) or "
+        "'test=READ/WRITE,live=READ/WRITE[,per=SECONDS]' (default: no limit)",
+    )
     args = parser.parse_args(argv)
 
     sandbox = StripeSandbox(
@@ -53,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         demo_account=not args.no_demo,
         refund_failure_delay=args.refund_failure_delay,
         dispute_delay=args.dispute_delay,
+        rate_limits=args.rate_limits,
     )
     handle = sandbox.start(args.host, args.port)
     lines = [

@@ -9,13 +9,14 @@ derived fields (a charge's embedded ``refunds`` list).
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .auth import Account, ApiKey, permission_denied
 from .clock import Clock
-from .errors import StripeApiError, no_such, validation
+from .errors import StripeApiError, no_such, unknown_param, validation
 from .forms import Params, apply_metadata
 from .ids import new_id
 from .store import Space, Store
@@ -186,16 +187,55 @@ def render(ctx: Ctx, obj: JSON) -> JSON:
 # -- lists -------------------------------------------------------------------------------
 
 
+_RANGE: dict[str, Callable[[int, int], bool]] = {
+    "gt": operator.gt,
+    "gte": operator.ge,
+    "lt": operator.lt,
+    "lte": operator.le,
+    "eq": operator.eq,
+}
+
+
 @dataclass
 class ListQuery:
-    """Validated ``limit`` / ``starting_after`` / ``ending_before``."""
+    """Validated ``limit`` / ``starting_after`` / ``ending_before`` / ``created``."""
 
     limit: int
     starting_after: str | None
     ending_before: str | None
+    created: dict[str, int] = field(default_factory=dict)
+
+    def admits(self, obj: Mapping[str, Any]) -> bool:
+        """Whether ``obj`` passes the ``created`` filter (every bound given must hold)."""
+        created = int(obj["created"])
+        return all(_RANGE[op](created, bound) for op, bound in self.created.items())
 
 
-LIST_PARAMS = ("limit", "starting_after", "ending_before", "created")
+# Lists Stripe documents with a ``created`` filter take LIST_PARAMS; the few that have
+# none (a charge's refunds, a customer's balance transactions, webhook endpoints) take
+# UNDATED_LIST_PARAMS, so ``created`` there is an unknown parameter, as on Stripe.
+UNDATED_LIST_PARAMS = ("limit", "starting_after", "ending_before")
+LIST_PARAMS = (*UNDATED_LIST_PARAMS, "created")
+
+
+def _created_range(params: Params) -> dict[str, int]:
+    """``created=N`` (exactly N) or ``created[gt|gte|lt|lte]=N``, as Stripe's lists take them."""
+    value = params.raw().get("created")
+    if value is None or value == "":
+        return {}
+    if not isinstance(value, dict):
+        exact = params.integer("created")
+        return {} if exact is None else {"eq": exact}
+    bounds = params.child("created")
+    assert bounds is not None
+    result: dict[str, int] = {}
+    for op in bounds.raw():
+        if op not in ("gt", "gte", "lt", "lte"):
+            raise unknown_param(bounds.label(op))
+        bound = bounds.integer(op)
+        if bound is not None:
+            result[op] = bound
+    return result
 
 
 def list_query(params: Params) -> ListQuery:
@@ -222,7 +262,7 @@ def list_query(params: Params) -> ListQuery:
             "You may only specify one of these parameters: ending_before, starting_after.",
             param="ending_before",
         )
-    return ListQuery(limit, starting_after, ending_before)
+    return ListQuery(limit, starting_after, ending_before, _created_range(params))
 
 
 def page(
@@ -234,8 +274,10 @@ def page(
     collection: str,
     kind: str,
 ) -> JSON:
-    """A Stripe list object over ``items`` (already filtered, newest first)."""
+    """A Stripe list object over ``items`` (filtered by the endpoint's own parameters,
+    newest first); the ``created`` filter is applied here for every list."""
     seq = ctx.space.seq
+    items = [o for o in items if query.admits(o)]
     if query.starting_after:
         cursor = _cursor(ctx, collection, query.starting_after, kind, "starting_after")
         older = [o for o in items if seq(str(o["id"])) < cursor]

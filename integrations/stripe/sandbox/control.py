@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .engine import Response
 from .ids import new_id
+from .ratelimit import RateLimits
 
 if TYPE_CHECKING:
     from .sandbox import StripeSandbox
@@ -77,6 +78,12 @@ class Control:
                 livemode=bool(b.get("livemode")),
             ),
         )
+        add(
+            "POST",
+            "/_sandbox/accounts/{account}/rate_limits",
+            lambda b, p: s.set_rate_limits(_rate_limits(b), account=p["account"]),
+        )
+        add("POST", "/_sandbox/rate_limits", lambda b, p: s.set_rate_limits(_rate_limits(b)))
         add("POST", "/_sandbox/reset", lambda b, p: s.reset())
         add("GET", "/_sandbox/faults", lambda b, p: [f.to_json() for f in s.armed_faults()])
         add("POST", "/_sandbox/faults", lambda b, p: s.arm_fault(**_fault_args(b)).to_json())
@@ -167,6 +174,23 @@ def _fault_args(body: JSON) -> dict[str, Any]:
     if "kind" not in body:
         raise ControlError(400, "a fault needs a kind")
     return dict(body)
+
+
+def _rate_limits(body: JSON) -> RateLimits | None:
+    """``{"limits": {...}}`` (fields left out keep Stripe's numbers), ``"stripe"``, ``"off"``
+    or ``null`` (sandbox-wide: no limit; for an account: follow the sandbox-wide limits)."""
+    if "limits" not in body:
+        raise ControlError(400, 'say {"limits": {...} | "stripe" | "off" | null}')
+    limits = body["limits"]
+    if limits is None:
+        return None
+    if limits == "off":
+        return RateLimits.off()
+    if limits == "stripe":
+        return RateLimits()
+    if not isinstance(limits, dict):
+        raise ControlError(400, "limits must be an object, 'stripe', 'off' or null")
+    return RateLimits.from_json(limits)
 
 
 def _key_json(key: Any) -> JSON:

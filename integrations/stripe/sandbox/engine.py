@@ -1,9 +1,11 @@
 """One API request, from headers to bytes: auth, faults, idempotency, execution.
 
 Kept apart from the HTTP plumbing so the order of Stripe's checks is readable in one
-place: authenticate the key, find the endpoint, check the restricted key's permission,
-validate parameters, claim the idempotency key, run the handler under the store lock,
-save the response for the key, and only then let a fault drop or spoil the answer.
+place: authenticate the key, check the ``Stripe-Version`` header, apply the account's rate
+limit, find the endpoint, check the restricted key's permission, validate parameters,
+claim the idempotency key, run the handler under the store lock, save the response for
+the key, and only then let a fault drop or spoil the answer. Nothing before the claim is
+ever saved under an idempotency key: a 429 or a 400 there leaves the key unused.
 """
 
 from __future__ import annotations
@@ -12,19 +14,22 @@ import base64
 import binascii
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from . import resources  # noqa: F401 - registers the routes
 from .auth import ApiKey, permission_denied, unauthorized, wrong_account
 from .context import Core, Ctx, apply_expand, check_expand, expand_paths
-from .errors import StripeApiError, api_error
+from .errors import StripeApiError, api_error, invalid_version, rate_limited
 from .faults import FAULT_HEADER, FaultBoard, Plan
 from .forms import Params, parse_form
 from .idempotency import IdempotencyStore, Outcome, check_key
 from .ids import new_id
+from .ratelimit import RateLimiter, retry_after_header
 from .routing import Route, resolve
 
 log = logging.getLogger(__name__)
@@ -58,6 +63,21 @@ def should_retry_header(status: int) -> str | None:
     if status >= 400:
         return "false"
     return None
+
+
+# ``2026-07-29.dahlia`` or ``2024-06-20``, optionally with preview flags (``; x_beta=v1``).
+_VERSION = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:\.[a-z]+)?(?:;\s*[a-z0-9_]+=v\d+)*$")
+
+
+def check_version(version: str) -> None:
+    """Refuse a ``Stripe-Version`` that is not a dated API version, as Stripe does."""
+    match = _VERSION.match(version)
+    try:
+        if match is None:
+            raise ValueError(version)
+        date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:
+        raise invalid_version(version) from None
 
 
 def _presented_key(headers: Mapping[str, str]) -> str | None:
@@ -103,12 +123,14 @@ class Engine:
         *,
         faults: FaultBoard,
         idempotency: IdempotencyStore,
+        limiter: RateLimiter,
         run_due: Callable[[], object],
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.core = core
         self.faults = faults
         self.idempotency = idempotency
+        self.limiter = limiter
         self._run_due = run_due
         self._sleep = sleep
 
@@ -190,7 +212,18 @@ class Engine:
         try:
             key = self._authenticate(headers)
             account = self.core.store.accounts[key.account_id]
-            base["Stripe-Version"] = headers.get("Stripe-Version") or account.api_version
+            base["Stripe-Version"] = account.api_version
+            asked_version = headers.get("Stripe-Version")
+            if asked_version:
+                check_version(asked_version)
+                base["Stripe-Version"] = asked_version
+            wait = self.limiter.admit(
+                key.account_id, key.livemode, "read" if method == "GET" else "write"
+            )
+            if wait is not None:
+                limited = self._error(rate_limited(), base, livemode=key.livemode)
+                limited.headers["Retry-After"] = retry_after_header(wait)
+                return limited
             other = headers.get("Stripe-Account")
             if other and other != account.id:
                 raise wrong_account(key, other)

@@ -102,3 +102,19 @@ def api_error(
 
     ``should_retry`` feeds ``Stripe-Should-Retry``: true only when nothing was executed."""
     return StripeApiError(500, message, type="api_error", should_retry=should_retry)
+
+
+def rate_limited() -> StripeApiError:
+    """Stripe's 429: too many requests for the account; nothing ran, so retrying is safe."""
+    return StripeApiError(
+        429,
+        "Request rate limit exceeded. Learn more about rate limits here "
+        "https://stripe.com/docs/rate-limits.",
+        code="rate_limit",
+        should_retry=True,
+    )
+
+
+def invalid_version(version: str) -> StripeApiError:
+    """A ``Stripe-Version`` header that names no API version."""
+    return StripeApiError(400, f"Invalid Stripe API version: {version}", should_retry=False)

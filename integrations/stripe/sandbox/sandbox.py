@@ -25,6 +25,7 @@ from .control import Control
 from .engine import Engine, Response
 from .faults import Fault, FaultBoard
 from .idempotency import IdempotencyStore
+from .ratelimit import RateLimiter, RateLimits
 from .resources import disputes as dispute_resource
 from .resources.refunds import REFUND_MODES
 from .server import SandboxHTTPServer
@@ -124,6 +125,7 @@ class StripeSandbox:
         webhook_timeout: float = 10.0,
         demo_account: bool = False,
         background_interval: float = 0.25,
+        rate_limits: RateLimits | None = None,
     ) -> None:
         self.clock = clock or Clock()
         self.config = Config(refund_failure_delay=refund_failure_delay, dispute_delay=dispute_delay)
@@ -133,8 +135,13 @@ class StripeSandbox:
         )
         self.faults = FaultBoard()
         self.idempotency = IdempotencyStore()
+        self.limiter = RateLimiter(rate_limits)
         self.engine = Engine(
-            self, faults=self.faults, idempotency=self.idempotency, run_due=self.process_due
+            self,
+            faults=self.faults,
+            idempotency=self.idempotency,
+            limiter=self.limiter,
+            run_due=self.process_due,
         )
         self.control_token = control_token or secrets.token_urlsafe(24)
         self.snapshot_path = Path(snapshot_path) if snapshot_path else None
@@ -218,11 +225,13 @@ class StripeSandbox:
         api_version: str | None = None,
         account_id: str | None = None,
         secret_key: str | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> AccountKeys:
         """Create an account with a test secret key (and a live one when ``live``).
 
         ``restricted_keys`` items: ``{"permissions": {"refunds": "write", ...},
-        "livemode": False, "key": optional fixed value}``."""
+        "livemode": False, "key": optional fixed value}``. ``rate_limits`` replaces the
+        sandbox-wide rate limits for this account."""
         for spec in restricted_keys:  # refuse bad permissions before creating anything
             normalize_permissions(dict(spec.get("permissions") or {}))
             if spec.get("livemode") and not live:
@@ -251,7 +260,9 @@ class StripeSandbox:
                     )
                 )
             self.store.dirty = True
-            return result
+        if rate_limits is not None:
+            self.limiter.configure(rate_limits, account=result.id)
+        return result
 
     def add_restricted_key(
         self,
@@ -326,6 +337,15 @@ class StripeSandbox:
             settings["refund_mode"] = mode
             settings["refund_settle_after"] = float(settle_after)
             self.store.dirty = True
+
+    def set_rate_limits(self, limits: RateLimits | None, *, account: str | None = None) -> None:
+        """Limit requests per second as Stripe does (429 past the limit). Without
+        ``account``: for every account (``None`` turns limiting off). With it: for that
+        account only (``None`` makes it follow the sandbox-wide limits again;
+        ``RateLimits.off()`` exempts it)."""
+        if account is not None:
+            self._account(account)
+        self.limiter.configure(limits, account=account)
 
     # -- time ------------------------------------------------------------------------------
 
@@ -439,6 +459,7 @@ class StripeSandbox:
         """Forget all accounts, objects, keys, faults and queued webhooks."""
         self.store.clear()
         self.idempotency.clear()
+        self.limiter.clear()
         self.faults.clear()
         self.events.clear()
         if self.demo:

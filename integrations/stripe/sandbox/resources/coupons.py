@@ -3,6 +3,10 @@
 Promotion codes use the current API shape: ``promotion[type]=coupon`` and
 ``promotion[coupon]=<id>`` on create, ``promotion: {type, coupon}`` on the object. The
 old top-level ``coupon`` parameter is refused as unknown, as Stripe does since 2025.
+
+A coupon past its ``redeem_by`` (or out of redemptions) shows ``valid: false``; its
+promotion codes then show ``active: false`` and no new one can be made for it
+(``coupon_expired``).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import re
 from typing import Any
 
 from .. import shapes
-from ..context import LIST_PARAMS, Ctx, list_query, page, render
+from ..context import LIST_PARAMS, Ctx, list_query, page, render, renderer
 from ..errors import StripeApiError, invalid, no_such, validation
 from ..forms import Params, apply_metadata, new_metadata
 from ..ids import new_code
@@ -28,6 +32,37 @@ def _coupon(ctx: Ctx, coupon_id: str, *, param: str = "id", status: int = 404) -
     if obj is None:
         raise no_such("coupon", coupon_id, param=param, status=status)
     return obj
+
+
+def coupon_valid(ctx: Ctx, coupon: JSON) -> bool:
+    """A coupon can be redeemed until its ``redeem_by`` and its ``max_redemptions``."""
+    redeem_by = coupon.get("redeem_by")
+    if redeem_by is not None and ctx.now() > int(redeem_by):
+        return False
+    limit = coupon.get("max_redemptions")
+    return limit is None or int(coupon["times_redeemed"]) < int(limit)
+
+
+@renderer("coupon")
+def _render_coupon(ctx: Ctx, out: JSON) -> None:
+    out["valid"] = coupon_valid(ctx, out)
+
+
+def _active(ctx: Ctx, code: JSON) -> bool:
+    """A promotion code is active only while switched on, unexpired, and its coupon valid."""
+    coupon = ctx.space.get("coupons", str(code["promotion"]["coupon"]))
+    expires_at = code.get("expires_at")
+    return bool(
+        code["active"]
+        and coupon is not None
+        and coupon_valid(ctx, coupon)
+        and (expires_at is None or ctx.now() <= int(expires_at))
+    )
+
+
+@renderer("promotion_code")
+def _render_promotion_code(ctx: Ctx, out: JSON) -> None:
+    out["active"] = _active(ctx, out)
 
 
 @route("POST", "/v1/coupons", "coupons", "coupon")
@@ -205,6 +240,10 @@ def create_promotion_code(ctx: Ctx, params: Params) -> JSON:
     metadata = params.metadata()
     restrictions = _restrictions(params)
     coupon = _coupon(ctx, coupon_id, param="promotion[coupon]", status=400)
+    if not coupon_valid(ctx, coupon):
+        raise invalid(
+            f"Coupon expired: {coupon_id}", param="promotion[coupon]", code="coupon_expired"
+        )
     if customer_id is not None:
         ctx.require("customers", customer_id, "customer", param="customer", status=400)
     if (
@@ -219,7 +258,7 @@ def create_promotion_code(ctx: Ctx, params: Params) -> JSON:
         )
     code = code or new_code(8)
     clash = any(
-        p["code"].lower() == code.lower() and p["active"] and p["customer"] == customer_id
+        p["code"].lower() == code.lower() and _active(ctx, p) and p["customer"] == customer_id
         for p in ctx.space.newest_first("promotion_codes")
     )
     if clash:
@@ -279,7 +318,7 @@ def list_promotion_codes(ctx: Ctx, params: Params) -> JSON:
     items = [
         p
         for p in ctx.space.newest_first("promotion_codes")
-        if (active is None or p["active"] == active)
+        if (active is None or _active(ctx, p) == active)
         and (code is None or p["code"].lower() == code.lower())
         and (coupon_id is None or p["promotion"]["coupon"] == coupon_id)
         and (customer_id is None or p["customer"] == customer_id)

@@ -4,6 +4,7 @@ A "store credit" in Stripe is a customer balance transaction with a negative amo
 customer's ``balance`` moves with it and is tied to one currency, set by the first
 transaction. Deleted customers still answer a retrieve (``deleted: true``) but refuse
 everything else, which the product's "customer exists and is not deleted" check relies on.
+Deleting a customer cancels its subscriptions immediately, as Stripe does.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from .. import shapes
-from ..context import LIST_PARAMS, Ctx, diff, list_query, page, render
+from ..context import LIST_PARAMS, UNDATED_LIST_PARAMS, Ctx, diff, list_query, page, render
 from ..errors import invalid, no_such
 from ..forms import Params, apply_metadata, new_metadata
 from ..money import check_currency
 from ..routing import route
+from .subscriptions import cancel_for_deleted_customer
 
 JSON = dict[str, Any]
 
@@ -79,9 +81,11 @@ def update_customer(ctx: Ctx, params: Params, id: str) -> JSON:
 
 @route("DELETE", "/v1/customers/{id}", "customers", "customer")
 def delete_customer(ctx: Ctx, params: Params, id: str) -> JSON:
-    """``DELETE /v1/customers/{id}``: final; the id keeps answering as deleted."""
+    """``DELETE /v1/customers/{id}``: final; the id keeps answering as deleted, and its
+    subscriptions are canceled at once."""
     params.allow(())
     obj = _live_customer(ctx, id)
+    cancel_for_deleted_customer(ctx, id)
     ctx.space.priv(id)["deleted"] = True
     ctx.emit("customer.deleted", obj)
     return shapes.deleted("customer", id)
@@ -189,7 +193,7 @@ def update_balance_transaction(ctx: Ctx, params: Params, id: str, txn: str) -> J
 )
 def list_balance_transactions(ctx: Ctx, params: Params, id: str) -> JSON:
     """A customer's balance history, newest first."""
-    params.allow(LIST_PARAMS)
+    params.allow(UNDATED_LIST_PARAMS)
     query = list_query(params)
     ctx.require("customers", id, "customer")
     items = [

@@ -11,7 +11,7 @@ import fnmatch
 from typing import Any
 
 from .. import shapes
-from ..context import LIST_PARAMS, Ctx, list_query, page, render
+from ..context import LIST_PARAMS, UNDATED_LIST_PARAMS, Ctx, list_query, page, render
 from ..errors import validation
 from ..forms import Params, apply_metadata, new_metadata
 from ..ids import random_base62
@@ -138,7 +138,7 @@ def delete_webhook_endpoint(ctx: Ctx, params: Params, id: str) -> JSON:
 @route("GET", "/v1/webhook_endpoints", "webhook_endpoints", "list:webhook_endpoint")
 def list_webhook_endpoints(ctx: Ctx, params: Params) -> JSON:
     """``GET /v1/webhook_endpoints``."""
-    params.allow(LIST_PARAMS)
+    params.allow(UNDATED_LIST_PARAMS)
     query = list_query(params)
     return page(
         ctx,

@@ -327,13 +327,41 @@ def capture_payment_intent(ctx: Ctx, params: Params, id: str) -> JSON:
     ch["captured"] = True
     ch["amount_captured"] = amount
     ch["balance_transaction"] = ch["balance_transaction"] or new_id("txn")
+    released = _release_uncaptured(ctx, ch, int(ch["amount"]) - amount)
     pi["status"] = "succeeded"
     pi["amount_received"] = amount
     pi["amount_capturable"] = 0
     pi["metadata"] = apply_metadata(pi["metadata"], metadata)
-    ctx.emit("charge.captured", ch, diff(before, ch))
+    ctx.emit("charge.captured", ch, diff(before, render(ctx, ch)))
+    if released is not None:
+        ctx.emit("refund.created", released)
     ctx.emit("payment_intent.succeeded", pi)
     return render(ctx, pi)
+
+
+# Private mark of the refund a partial capture makes for the part it did not capture.
+RELEASES_AUTHORIZATION = "releases_authorization"
+
+
+def _release_uncaptured(ctx: Ctx, ch: JSON, uncaptured: int) -> JSON | None:
+    """Stripe refunds what a partial capture leaves: a succeeded refund of the rest, counted
+    in the charge's ``amount_refunded``. No money moved, so it has no balance transaction,
+    and it does not reduce what can still be refunded of the captured amount."""
+    if uncaptured <= 0:
+        return None
+    re = shapes.refund(
+        created=ctx.now(),
+        charge_obj=ch,
+        amount=uncaptured,
+        reason=None,
+        metadata={},
+        status="succeeded",
+    )
+    re["balance_transaction"] = None
+    ctx.space.put("refunds", re)
+    ctx.space.priv(re["id"])[RELEASES_AUTHORIZATION] = True
+    ch["amount_refunded"] = uncaptured
+    return re
 
 
 @route("POST", "/v1/payment_intents/{id}/cancel", "payment_intents", "payment_intent")

@@ -9,7 +9,9 @@ Rules followed (Stripe's):
   amount on charge ($Y)"); a fully refunded charge is ``charge_already_refunded``; a
   disputed charge is ``charge_disputed``.
 * An uncaptured payment cannot be partially refunded; refunding it in full releases the
-  authorization and cancels the PaymentIntent.
+  authorization and cancels the PaymentIntent. Capturing less than was authorized
+  refunds the rest at once: that refund is in ``amount_refunded`` but does not reduce
+  what can still be refunded of the captured amount.
 * Card refunds succeed, except that ``pm_card_refundFail`` refunds turn ``failed`` later
   (``expired_or_canceled_card``); with the account's balance set insufficient they stay
   ``pending`` (``insufficient_funds``) until it is restored.
@@ -21,14 +23,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import shapes
-from ..context import LIST_PARAMS, Ctx, diff, list_query, page, render
+from ..context import LIST_PARAMS, UNDATED_LIST_PARAMS, Ctx, diff, list_query, page, render
 from ..errors import invalid, validation
 from ..forms import Params, new_metadata
 from ..ids import new_id
 from ..money import format_amount
 from ..routing import route
 from ..tasks import sweep, task
-from .payments import release_authorization
+from .payments import RELEASES_AUTHORIZATION, release_authorization
 
 JSON = dict[str, Any]
 
@@ -37,21 +39,31 @@ COUNTING = ("pending", "requires_action", "succeeded")
 REFUND_MODES = ("pending_processing", "charge_pending", "requires_action")
 
 
+def _releases(ctx: Ctx, refund: JSON) -> bool:
+    return bool(ctx.space.private.get(str(refund["id"]), {}).get(RELEASES_AUTHORIZATION))
+
+
 def counted_refunds(ctx: Ctx, charge_id: str) -> int:
-    """Sum of the refunds that hold money against a charge."""
+    """Sum of the refunds that hold money against a charge's captured amount (the refund
+    that released the uncaptured rest of a partial capture is not one of them)."""
     return sum(
         int(r["amount"])
         for r in ctx.space.newest_first("refunds")
-        if r["charge"] == charge_id and r["status"] in COUNTING
+        if r["charge"] == charge_id and r["status"] in COUNTING and not _releases(ctx, r)
     )
 
 
 def _sync_charge(ctx: Ctx, ch: JSON) -> JSON:
-    """Recompute ``amount_refunded``/``refunded`` from the refunds; returns the old view."""
+    """Recompute ``amount_refunded``/``refunded`` from the refunds; returns the old view.
+
+    ``amount_refunded`` covers the released rest of a partial capture too, so a charge is
+    ``refunded`` once it reaches the authorized ``amount``."""
     before = render(ctx, ch)
     if ch["captured"]:
-        ch["amount_refunded"] = counted_refunds(ctx, ch["id"])
-        ch["refunded"] = ch["amount_refunded"] >= ch["amount_captured"] > 0
+        released = int(ch["amount"]) - int(ch["amount_captured"])
+        counted = counted_refunds(ctx, ch["id"])
+        ch["amount_refunded"] = released + counted
+        ch["refunded"] = counted >= ch["amount_captured"] > 0
     return before
 
 
@@ -299,7 +311,7 @@ def list_refunds(ctx: Ctx, params: Params) -> JSON:
 @route("GET", "/v1/charges/{id}/refunds", "refunds", "list:refund")
 def list_charge_refunds(ctx: Ctx, params: Params, id: str) -> JSON:
     """``GET /v1/charges/{id}/refunds``."""
-    params.allow(LIST_PARAMS)
+    params.allow(UNDATED_LIST_PARAMS)
     query = list_query(params)
     ctx.require("charges", id, "charge")
     items = [r for r in ctx.space.newest_first("refunds") if r["charge"] == id]

@@ -1,10 +1,12 @@
 """Subscriptions, with just enough products and prices to create them.
 
 Caseward cancels subscriptions (now, or at period end) and changes them (quantity, price).
-Canceling is immediate and final: a canceled subscription refuses further cancels and
-changes with Stripe's "A canceled subscription can only update its cancellation_details
-and metadata." Billing periods live on the items (Stripe's 2025 shape); the sandbox rolls
-them forward, ends trials, and applies ``cancel_at_period_end`` as its clock passes.
+Canceling is immediate and final: a canceled subscription refuses changes with Stripe's
+"A canceled subscription can only update its cancellation_details and metadata.", and a
+second cancel finds no such subscription (404 ``resource_missing``). Deleting a customer
+cancels its subscriptions. Billing periods live on the items (Stripe's 2025 shape); the
+sandbox rolls them forward, ends trials, and applies ``cancel_at_period_end`` as its clock
+passes.
 There are no invoices: payments for subscriptions are out of scope.
 """
 
@@ -366,9 +368,17 @@ def cancel_subscription(ctx: Ctx, params: Params, id: str) -> JSON:
     params.boolean("prorate")
     sub = _sub(ctx, id)
     if sub["status"] == "canceled":
-        raise invalid(_CANCELED_MESSAGE)
+        # Stripe treats a canceled subscription as gone for DELETE (other calls still see it).
+        raise no_such("subscription", id)
     _end(ctx, sub, reason="cancellation_requested", details=details)
     return render(ctx, sub)
+
+
+def cancel_for_deleted_customer(ctx: Ctx, customer_id: str) -> None:
+    """Deleting a customer cancels its subscriptions at once, each with its own event."""
+    for sub in reversed(ctx.space.newest_first("subscriptions")):
+        if sub["customer"] == customer_id and sub["status"] != "canceled":
+            _end(ctx, sub, reason="cancellation_requested")
 
 
 def _end(ctx: Ctx, sub: JSON, *, reason: str, details: Params | None = None) -> None:
