@@ -6,6 +6,7 @@ from app.cases.models import Case, Customer, Order
 from app.connections.models import Connection
 from app.execution.models import Action, ActionAttempt, ProviderEvent, TargetLock
 from app.shops.models import Shop, ShopPolicy, StaffMember
+from app.staff.models import StaffToken
 
 __all__ = [
     "Action",
@@ -22,5 +23,6 @@ __all__ = [
     "Shop",
     "ShopPolicy",
     "StaffMember",
+    "StaffToken",
     "TargetLock",
 ]

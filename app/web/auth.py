@@ -1,133 +1,108 @@
-"""Who is calling: staff authentication, pluggable.
+"""Who is calling: staff authentication, pluggable, re-read on every request.
 
-An authenticator turns a request into a :class:`StaffIdentity` or declines. The
-app tries each configured authenticator in turn. Shipped here: Caseward's own
-signed staff token (HMAC-SHA256 with the app secret, checked in constant time),
-used by the operator page and tests; Shopify session tokens plug in the same way.
+An authenticator turns a request into a :class:`StaffIdentity` (shop, user, and the
+credential used) or declines; one that sees a credential it refuses raises
+:class:`app.staff.tokens.TokenRefused`. Shipped here: Caseward's stored staff tokens as
+a bearer header (never a cookie, so the API cannot be driven cross-site); Shopify
+session tokens plug in the same way.
+
+The identity says nothing about permissions: :func:`require_staff` reads the person's
+``staff_members`` row on every request, so removing or demoting someone takes effect on
+their next request, reads included. Refused credentials count against the caller and
+the token's shop (:mod:`app.web.security`).
 """
 
 from __future__ import annotations
 
-import base64
 import functools
-import hashlib
-import hmac
-import json
-import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
 from flask import Request, current_app, g, request
-from sqlalchemy import select
 
+from app.clock import utcnow
 from app.db import request_session
-from app.errors import Unauthenticated
-from app.shops.models import Shop
+from app.errors import Forbidden, Unauthenticated
+from app.shops.models import Shop, StaffMember
+from app.shops.service import staff_member
+from app.staff.tokens import TokenRefused, authenticate_token
+from app.web.security import count_refused_token, refuse_if_over_token_limit
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
 class StaffIdentity:
-    shop_domain: str
+    shop_id: uuid.UUID
     user_id: str
+    # The stored token the request presented; sessions and revocation hang on it.
+    token_id: uuid.UUID | None
 
 
 class Authenticator(Protocol):
     def authenticate(self, request: Request) -> StaffIdentity | None: ...
 
 
-class SignedStaffToken:
-    """``<base64url(json claims)>.<base64url(hmac)>`` with claims shop, sub, exp."""
-
-    def __init__(self, secret: str) -> None:
-        self._key = hashlib.sha256(b"caseward-staff-token:" + secret.encode()).digest()
-
-    def issue(self, shop_domain: str, user_id: str, ttl_seconds: int = 3600) -> str:
-        claims = {"shop": shop_domain, "sub": user_id, "exp": int(time.time()) + ttl_seconds}
-        body = _b64(json.dumps(claims, separators=(",", ":")).encode())
-        return f"{body}.{_b64(self._sign(body))}"
+class StoredStaffTokens:
+    """``Authorization: Bearer cwst_...`` checked against the hashes in ``staff_tokens``."""
 
     def authenticate(self, request: Request) -> StaffIdentity | None:
-        # Header only: a cookie would make the API open to cross-site requests.
-        token = _bearer(request)
-        return self.verify(token) if token else None
-
-    def verify(self, token: str) -> StaffIdentity | None:
-        body = self._signed_body(token)
-        return _identity(body) if body is not None else None
-
-    def _signed_body(self, token: str) -> str | None:
-        """The token's body if its signature is ours (compared in constant time)."""
-        if token.count(".") != 1:
+        secret = bearer_token(request)
+        if secret is None:
             return None
-        body, signature = token.split(".")
-        try:
-            given = base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4))
-        except ValueError:
-            return None
-        return body if hmac.compare_digest(given, self._sign(body)) else None
-
-    def _sign(self, body: str) -> bytes:
-        return hmac.new(self._key, body.encode(), hashlib.sha256).digest()
+        session = request_session()
+        row = authenticate_token(session, secret, now=utcnow())
+        if session.is_modified(row):
+            session.commit()  # last use, before the request's own work begins
+        return StaffIdentity(row.shop_id, row.user_id, row.id)
 
 
-def _identity(body: str) -> StaffIdentity | None:
-    """Well-formed, unexpired claims, or nothing."""
-    try:
-        claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    except ValueError:
-        return None
-    if not isinstance(claims, dict):
-        return None
-    shop, user, expires = claims.get("shop"), claims.get("sub"), claims.get("exp")
-    if not (isinstance(shop, str) and isinstance(user, str) and isinstance(expires, int)):
-        return None
-    return StaffIdentity(shop, user) if expires >= time.time() else None
-
-
-def _b64(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-def _bearer(request: Request) -> str | None:
+def bearer_token(request: Request) -> str | None:
     header = request.headers.get("Authorization", "")
     return header[7:].strip() if header.startswith("Bearer ") else None
-
-
-def staff_token() -> SignedStaffToken:
-    token: SignedStaffToken = current_app.extensions["caseward.staff_token"]
-    return token
 
 
 def authenticators() -> list[Authenticator]:
     return cast(list[Authenticator], current_app.extensions["caseward.authenticators"])
 
 
-def shop_of(identity: StaffIdentity) -> Shop:
-    """The installed shop the identity speaks for; everything after is scoped to it."""
-    shop = (
-        request_session()
-        .scalars(select(Shop).where(Shop.domain == identity.shop_domain))
-        .one_or_none()
-    )
+def staff_of_shop(identity: StaffIdentity) -> tuple[Shop, StaffMember]:
+    """The shop and the person's current membership; no row means no access at all."""
+    session = request_session()
+    shop = session.get(Shop, identity.shop_id)
     if shop is None:
         raise Unauthenticated("the token's shop is not installed")
-    return shop
+    member = staff_member(session, shop.id, identity.user_id)
+    if member is None:
+        raise Forbidden(f"{identity.user_id} has no role in this shop", code="no_role")
+    return shop, member
 
 
 def require_staff(view: F) -> F:
-    """Authenticate, then pin the request to the caller's shop: every query uses ``g.shop``."""
+    """Authenticate, read the caller's role, and pin the request to their shop:
+    every query uses ``g.shop``; ``g.member`` is the role and limits as of now."""
 
     @functools.wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        identity = next(
-            (who for auth in authenticators() if (who := auth.authenticate(request))), None
-        )
+        refuse_if_over_token_limit(shop_id=None)
+        try:
+            identity = next(
+                (who for auth in authenticators() if (who := auth.authenticate(request))), None
+            )
+        except TokenRefused as refused:
+            # Counted in Redis, not the database: the rollback below must not undo it.
+            count_refused_token(shop_id=refused.shop_id)
+            # Whose shop it was and who held it, so the refusal goes on that shop's record.
+            g.refused_shop_id, g.actor = refused.shop_id, refused.user_id
+            raise
         if identity is None:
             raise Unauthenticated("a valid staff token is required")
-        g.shop, g.actor = shop_of(identity), identity.user_id
+        refuse_if_over_token_limit(shop_id=identity.shop_id)
+        g.refused_shop_id, g.actor = identity.shop_id, identity.user_id
+        g.shop, g.member = staff_of_shop(identity)
+        g.token_id = identity.token_id
         return view(*args, **kwargs)
 
     return cast(F, wrapper)

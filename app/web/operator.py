@@ -1,24 +1,59 @@
-"""A plain server-rendered operator page over the staff API.
+"""A plain server-rendered operator page: no token in the page, no script.
 
-Sign in at ``/operator/login`` by pasting a staff token (``flask issue-token``). It is
-posted, never put in an address, so no access log holds it, and kept in an HttpOnly
-cookie. Buttons call the JSON API with the token as a bearer header, so the API never
-trusts cookies.
+Sign in at ``/operator/login`` by pasting a staff token into a form (posted, never put
+in an address). That opens a server-side session (:mod:`app.staff.sessions`) behind an
+HttpOnly cookie holding only a random id; the page never sees the token again. Every
+request re-checks the token the session was opened with and the person's current
+membership, so revoking the token or removing the person ends the session.
+
+Approve and reject are CSRF-protected form posts that call the same domain functions
+as the API, commit, then enqueue, and send the browser back to the case.
 """
 
 from __future__ import annotations
 
 import uuid
 
-from flask import Blueprint, Response, abort, make_response, redirect, render_template, request
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    flash,
+    g,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from redis import Redis
+from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response as WerkzeugResponse
 
+from app.approvals.service import approve_proposal, reject_proposal
 from app.cases.service import case_audit, case_file, list_cases
+from app.clock import utcnow
 from app.db import request_session
-from app.errors import Unauthenticated
-from app.money import Money
+from app.errors import CasewardError
+from app.queue import RedisExtension
 from app.shops.models import Shop
-from app.web.auth import StaffIdentity, shop_of, staff_token
+from app.shops.service import staff_member
+from app.staff.sessions import (
+    SESSION_LIFETIME,
+    OperatorSession,
+    end_session,
+    open_session,
+    read_session,
+)
+from app.staff.tokens import TokenRefused, authenticate_token, live_token
+from app.web.dispatch import commit_and_enqueue
+from app.web.security import (
+    count_refused_token,
+    is_local_request,
+    limiter,
+    refuse_if_over_token_limit,
+)
 
 bp = Blueprint("operator", __name__, url_prefix="/operator")
 COOKIE = "caseward_operator"
@@ -30,57 +65,135 @@ def login_form() -> str:
 
 
 @bp.post("/login")
+@limiter.limit(lambda: str(current_app.config["CASEWARD_SIGN_IN_LIMIT"]))
 def login() -> WerkzeugResponse:
-    token = request.form.get("token", "").strip()
-    if staff_token().verify(token) is None:
-        page = render_template("operator/login.html", error="That token is not valid.")
-        return make_response(page, 401)
-    response = redirect("/operator/", code=303)
-    response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", max_age=3600)
+    refuse_if_over_token_limit(shop_id=None)
+    session = request_session()
+    try:
+        token = authenticate_token(session, request.form.get("token", "").strip(), now=utcnow())
+    except TokenRefused as refused:
+        count_refused_token(shop_id=refused.shop_id)
+        return _login_refused("That token is not valid.", 401)
+    refuse_if_over_token_limit(shop_id=token.shop_id)
+    if staff_member(session, token.shop_id, token.user_id) is None:
+        return _login_refused("That token's person is not staff of its shop.", 403)
+    session.commit()  # the token's last use
+    session_id = open_session(_redis(), OperatorSession(token.shop_id, token.user_id, token.id))
+    response = redirect(url_for("operator.cases"), code=303)
+    response.set_cookie(
+        COOKIE,
+        session_id,
+        max_age=int(SESSION_LIFETIME.total_seconds()),
+        path="/operator",
+        secure=not is_local_request(),
+        httponly=True,
+        samesite="Strict",
+    )
+    return response
+
+
+@bp.post("/logout")
+def logout() -> WerkzeugResponse:
+    end_session(_redis(), request.cookies.get(COOKIE, ""))
+    response = redirect(url_for("operator.login_form"), code=303)
+    response.delete_cookie(COOKIE, path="/operator", httponly=True, samesite="Strict")
     return response
 
 
 @bp.get("/")
 def cases() -> Response:
-    identity, shop, token = _signed_in()
+    shop = _signed_in()
     return make_response(
         render_template(
-            "operator/cases.html",
-            shop=shop,
-            identity=identity,
-            token=token,
-            cases=list_cases(request_session(), shop.id),
+            "operator/cases.html", shop=shop, cases=list_cases(request_session(), shop.id)
         )
     )
 
 
 @bp.get("/cases/<uuid:case_id>")
 def case(case_id: uuid.UUID) -> Response:
-    identity, shop, token = _signed_in()
+    shop = _signed_in()
     session = request_session()
     return make_response(
         render_template(
             "operator/case.html",
             shop=shop,
-            identity=identity,
-            token=token,
             file=case_file(session, shop.id, case_id),
             events=case_audit(session, shop.id, case_id),
-            money=_money,
         )
     )
 
 
-def _money(amount: int | None, currency: str | None) -> str:
-    return Money(amount, currency).format() if amount is not None and currency else "-"
-
-
-def _signed_in() -> tuple[StaffIdentity, Shop, str]:
-    token = request.cookies.get(COOKIE, "")
-    identity = staff_token().verify(token) if token else None
-    if identity is None:
-        abort(401)
+@bp.post("/cases/<uuid:case_id>/proposals/<uuid:proposal_id>/approve")
+def approve(case_id: uuid.UUID, proposal_id: uuid.UUID) -> WerkzeugResponse:
+    shop = _signed_in()
     try:
-        return identity, shop_of(identity), token
-    except Unauthenticated:
-        abort(401)
+        result = approve_proposal(
+            request_session(),
+            shop=shop,
+            proposal_id=proposal_id,
+            actor=g.actor,
+            digest=request.form.get("digest", ""),
+            settings=current_app.config["CASEWARD_SETTINGS"],
+            now=utcnow(),
+        )
+        commit_and_enqueue(result)
+    except CasewardError as error:
+        _refused(error)
+    return redirect(url_for("operator.case", case_id=case_id), code=303)
+
+
+@bp.post("/cases/<uuid:case_id>/proposals/<uuid:proposal_id>/reject")
+def reject(case_id: uuid.UUID, proposal_id: uuid.UUID) -> WerkzeugResponse:
+    shop = _signed_in()
+    session = request_session()
+    try:
+        reject_proposal(
+            session,
+            shop=shop,
+            proposal_id=proposal_id,
+            actor=g.actor,
+            reason=request.form.get("reason", "").strip() or "rejected on the operator page",
+            now=utcnow(),
+        )
+        session.commit()
+    except CasewardError as error:
+        _refused(error)
+    return redirect(url_for("operator.case", case_id=case_id), code=303)
+
+
+@bp.errorhandler(401)
+@bp.errorhandler(403)
+def _not_allowed(error: HTTPException) -> tuple[str, int]:
+    return render_template("operator/problem.html", message=error.description), error.code or 401
+
+
+def _signed_in() -> Shop:
+    """The signed-in person's shop; ``g`` gets the actor and their membership as of now."""
+    opened = read_session(_redis(), request.cookies.get(COOKIE, ""))
+    if opened is None:
+        abort(401, "Please sign in.")
+    session = request_session()
+    token = live_token(session, opened.token_id, now=utcnow())
+    if token is None or token.shop_id != opened.shop_id or token.user_id != opened.user_id:
+        abort(401, "Your sign-in has ended. Please sign in again.")
+    member = staff_member(session, opened.shop_id, opened.user_id)
+    shop = session.get(Shop, opened.shop_id)
+    if member is None or shop is None:
+        abort(403, "You are no longer staff of this shop.")
+    g.shop, g.member, g.actor, g.token_id = shop, member, opened.user_id, opened.token_id
+    return shop
+
+
+def _login_refused(message: str, status: int) -> WerkzeugResponse:
+    return make_response(render_template("operator/login.html", error=message), status)
+
+
+def _refused(error: CasewardError) -> None:
+    """Nothing half-written; the person sees why on the case page."""
+    request_session().rollback()
+    flash(error.message, "error")
+
+
+def _redis() -> Redis:
+    return RedisExtension.connection(current_app)

@@ -10,15 +10,21 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import stripe
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import delete, select
 
+from app.clock import utcnow
+from app.db import Database
 from app.settings import Settings
-from app.web.auth import staff_token
+from app.shops.models import Shop, StaffMember, StaffRole
+from app.shops.service import staff_member
+from app.staff.tokens import issue_token
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,14 +38,42 @@ class Account:
 
 
 class Staff:
-    """The staff API as a given person sees it."""
+    """The staff API as a given person sees it, with a stored token of their own."""
 
     def __init__(self, client: FlaskClient, app: Flask, shop_domain: str, user_id: str):
-        with app.app_context():
-            token = staff_token().issue(shop_domain, user_id)
+        self.token = Staff.issue_token(app, shop_domain, user_id)
         self._client = client
-        self._headers = {"Authorization": f"Bearer {token}"}
+        self._headers = {"Authorization": f"Bearer {self.token}"}
         self.user_id = user_id
+
+    @staticmethod
+    def issue_token(
+        app: Flask, shop_domain: str, user_id: str, lifetime: timedelta = timedelta(days=1)
+    ) -> str:
+        """A new stored token, as ``flask issue-token`` makes one. For someone who is not
+        staff of the shop, the token a former member would still hold."""
+        with Database.state(app).session_factory() as session:
+            shop = session.scalars(select(Shop).where(Shop.domain == shop_domain)).one()
+            member = staff_member(session, shop.id, user_id)
+            if member is None:
+                session.add(StaffMember(shop_id=shop.id, user_id=user_id, role=StaffRole.VIEWER))
+            issued = issue_token(
+                session,
+                shop=shop,
+                user_id=user_id,
+                issued_by="tests",
+                lifetime=lifetime,
+                now=utcnow(),
+                console=True,
+            )
+            if member is None:
+                session.execute(
+                    delete(StaffMember).where(
+                        StaffMember.shop_id == shop.id, StaffMember.user_id == user_id
+                    )
+                )
+            session.commit()
+            return issued.secret
 
     def get(self, path: str) -> Any:
         return self._client.get(path, headers=self._headers)
@@ -49,6 +83,9 @@ class Staff:
 
     def put(self, path: str, body: dict[str, Any]) -> Any:
         return self._client.put(path, json=body, headers=self._headers)
+
+    def delete(self, path: str) -> Any:
+        return self._client.delete(path, headers=self._headers)
 
 
 class WorkerProcess:

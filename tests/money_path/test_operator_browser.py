@@ -8,10 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 from flask import Flask
-from money_path_harness import Account, WorkerProcess
+from money_path_harness import Account, Staff, WorkerProcess
 
 from app.demo import APPROVER, SHOP_DOMAIN, LinenShop
-from app.web.auth import staff_token
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(
@@ -43,16 +42,17 @@ def test_an_approver_clicks_a_48_dollar_refund_through_to_stripe(
     from playwright.sync_api import Page, expect  # noqa: PLC0415
 
     assert isinstance(page, Page)
-    with app.app_context():
-        token = staff_token().issue(SHOP_DOMAIN, APPROVER)
+    token = Staff.issue_token(app, SHOP_DOMAIN, APPROVER)
 
     page.goto(f"{web_url}/operator/login")
     page.fill("#token", token)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("link", name="One apron arrived torn (order #1001)").click()
     expect(page.locator("tr", has_text="refundable_remaining")).to_contain_text("pass")
-    with page.expect_navigation():  # the page reloads itself once the API has answered
+    with page.expect_navigation():  # a form post; the server answers with the case page
         page.get_by_role("button", name="Approve $48.00").click()
+    assert page.url.endswith(f"/operator/cases/{linen.case_id}")
+    assert token not in page.content()
 
     refund_row = page.locator("tr", has_text="refund $48.00")
     for _ in range(40):

@@ -1,0 +1,1 @@
+"""Staff access: members of a shop, their roles and limits, and revocable API tokens."""
