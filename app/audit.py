@@ -1,28 +1,43 @@
 """The append-only, tamper-evident audit trail.
 
 Every state change that matters calls :func:`record` inside the same transaction
-as the change. Each shop's events form a hash chain: an event's hash covers its
-content and the previous event's hash, so editing, deleting or reordering any
-row breaks every later link, and :func:`verify_chain` names the first break.
-The chain head is a row locked for the append, which serialises writers per shop.
+as the change. Each shop's events form a chain: an event's seal covers its content
+and the previous event's seal, so editing, deleting or reordering any row breaks
+every later link, and :func:`verify_chain` names the first break. The chain head is
+a row locked for the append, which serialises writers per shop.
+
+Seals are HMAC-SHA256 under an audit key that lives outside the database
+(``CASEWARD_AUDIT_KEYS``), so someone who can write to the database but does not
+hold the key cannot recompute the chain after an edit. Each event names the key
+that sealed it; the newest key seals, every configured key still verifies, and an
+event sealed with a key nobody configured is refused. Events sealed before keyed
+sealing existed (no key id) keep their plain SHA-256 links; once a chain holds a
+keyed event, every later event must be keyed too. What a rewound head hides (the
+newest events deleted) is caught against the signed checkpoints written outside
+the database (:mod:`app.audit_checkpoints`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import re
+import secrets
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, Integer, String, UniqueConstraint, Uuid, select
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
 from app.clock import utcnow
+from app.crypto import read_or_create_secret
 from app.db import Base, UTCDateTime, locked_row
+from app.settings import Settings, SettingsError
 
 GENESIS_HASH = "0" * 64
 
@@ -42,6 +57,8 @@ class AuditEvent(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))
+    # The audit key that sealed this link; None for links sealed before keyed hashing.
+    key_id: Mapped[str | None] = mapped_column(String(32))
 
 
 class AuditHead(Base):
@@ -54,9 +71,113 @@ class AuditHead(Base):
     hash: Mapped[str] = mapped_column(String(64))
 
 
+# -- audit keys ---------------------------------------------------------------------
+
+KEYS_VARIABLE = "CASEWARD_AUDIT_KEYS"
+_KEY_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
+MIN_SECRET_LENGTH = 32
+_SESSION_KEYS = "caseward.audit_keys"
+
+
+class UnknownAuditKey(LookupError):
+    """Something was sealed with a key id that is not configured."""
+
+    def __init__(self, key_id: str) -> None:
+        super().__init__(f"audit key {key_id!r} is not configured in {KEYS_VARIABLE}")
+        self.key_id = key_id
+
+
+@dataclass(frozen=True)
+class AuditKeyRing:
+    """The audit keys, newest first: the newest seals, all of them verify."""
+
+    # (key id, secret) pairs; kept out of repr so a logged ring shows no secret.
+    entries: tuple[tuple[str, bytes], ...] = field(repr=False)
+
+    @property
+    def current_id(self) -> str:
+        return self.entries[0][0]
+
+    def secret(self, key_id: str) -> bytes:
+        for known_id, secret in self.entries:
+            if known_id == key_id:
+                return secret
+        raise UnknownAuditKey(key_id)
+
+    def knows(self, key_id: str) -> bool:
+        return any(known_id == key_id for known_id, _ in self.entries)
+
+
+def parse_audit_keys(entries: Sequence[str]) -> AuditKeyRing:
+    """Read ``key_id:secret`` entries (newest first); errors name ``CASEWARD_AUDIT_KEYS``."""
+    parsed: list[tuple[str, bytes]] = []
+    for position, entry in enumerate(entries, start=1):
+        key_id, separator, secret = entry.strip().partition(":")
+        if not separator:
+            raise SettingsError(
+                f"{KEYS_VARIABLE} entry {position} must be 'key_id:secret' (newest first)"
+            )
+        if not _KEY_ID.fullmatch(key_id):
+            raise SettingsError(
+                f"{KEYS_VARIABLE} entry {position}: key id {key_id!r} must be 1-32 letters, "
+                "digits, '_' or '-'"
+            )
+        # The secret is used as written (its UTF-8 bytes): no guessing at encodings.
+        if len(secret.encode()) < MIN_SECRET_LENGTH:
+            raise SettingsError(
+                f"{KEYS_VARIABLE} key {key_id!r}: the secret must be at least "
+                f"{MIN_SECRET_LENGTH} characters"
+            )
+        if any(known_id == key_id for known_id, _ in parsed):
+            raise SettingsError(f"{KEYS_VARIABLE} names key {key_id!r} twice")
+        parsed.append((key_id, secret.encode()))
+    if not parsed:
+        raise SettingsError(f"{KEYS_VARIABLE} holds no audit key")
+    return AuditKeyRing(tuple(parsed))
+
+
+def audit_key_ring(settings: Settings) -> AuditKeyRing:
+    """This installation's audit keys: configured ones, else (outside production) one
+    generated once into the instance folder."""
+    if settings.audit_keys:
+        return parse_audit_keys(settings.audit_keys)
+    if settings.is_production:
+        raise SettingsError(
+            f"{KEYS_VARIABLE} must be set in production: the audit key has to live "
+            "outside the database it protects"
+        )
+    entry = read_or_create_secret(
+        settings.instance_path / "audit_key",
+        lambda: f"local-{secrets.token_hex(4)}:{secrets.token_urlsafe(48)}",
+    )
+    return parse_audit_keys([entry])
+
+
+def bind_key_ring(factory: sessionmaker[Session], keys: AuditKeyRing) -> AuditKeyRing:
+    """Make every session from ``factory`` seal and verify with ``keys``."""
+    factory.configure(info={_SESSION_KEYS: keys})
+    return keys
+
+
+def session_key_ring(session: Session) -> AuditKeyRing:
+    """The keys bound to this session's factory, else those of the process environment
+    (workers and the sweeper build their settings from it too)."""
+    keys = session.info.get(_SESSION_KEYS)
+    if isinstance(keys, AuditKeyRing):
+        return keys
+    return _environment_key_ring()
+
+
+@cache
+def _environment_key_ring() -> AuditKeyRing:
+    return audit_key_ring(Settings.from_env())
+
+
+# -- recording -----------------------------------------------------------------------
+
 # Card numbers (13-19 digits, optionally grouped) and provider secrets never enter the trail.
 _CARD_NUMBER = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
-_SECRET = re.compile(r"\b(sk|rk|whsec|shpat|shpss)_(live_|test_)?[A-Za-z0-9]{8,}")
+_SECRET = re.compile(r"\b(sk|rk|whsec|shpat|shpss|cwst)_(live_|test_)?[A-Za-z0-9_-]{8,}")
 
 
 def redact(value: Any) -> Any:
@@ -83,6 +204,7 @@ def record(
     now: datetime | None = None,
 ) -> AuditEvent:
     """Append one event to the shop's chain in the caller's transaction."""
+    keys = session_key_ring(session)
     head = locked_row(session, AuditHead, shop_id=shop_id, seq=0, hash=GENESIS_HASH)
     created_at = now or utcnow()
     event = AuditEvent(
@@ -95,16 +217,19 @@ def record(
         data=redact(dict(data or {})),
         created_at=created_at,
         prev_hash=head.hash,
+        key_id=keys.current_id,
     )
-    event.hash = event_hash(event)
+    event.hash = event_hash(event, keys)
     head.seq, head.hash = event.seq, event.hash
     session.add(event)
     session.flush()
     return event
 
 
-def event_hash(event: AuditEvent) -> str:
-    content = {
+def event_hash(event: AuditEvent, keys: AuditKeyRing | None = None) -> str:
+    """The event's seal: HMAC-SHA256 under the key it names, or plain SHA-256 for an
+    event sealed before keyed sealing (no key id). Raises :class:`UnknownAuditKey`."""
+    content: dict[str, Any] = {
         "shop_id": str(event.shop_id),
         "seq": event.seq,
         "kind": event.kind,
@@ -115,8 +240,16 @@ def event_hash(event: AuditEvent) -> str:
         "created_at": _timestamp(event.created_at),
         "prev_hash": event.prev_hash,
     }
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    if event.key_id is None:
+        return hashlib.sha256(_canonical(content)).hexdigest()
+    if keys is None:
+        raise UnknownAuditKey(event.key_id)
+    content["key_id"] = event.key_id
+    return hmac.new(keys.secret(event.key_id), _canonical(content), hashlib.sha256).hexdigest()
+
+
+def _canonical(content: Mapping[str, Any]) -> bytes:
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _timestamp(moment: datetime) -> str:
@@ -124,33 +257,67 @@ def _timestamp(moment: datetime) -> str:
     return moment.replace(tzinfo=None).isoformat(timespec="microseconds")
 
 
+# -- verifying -----------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class ChainReport:
     events: int
     broken_at: int | None = None
     problem: str | None = None
+    # Events sealed before keyed sealing: they prove order, not who wrote them.
+    unkeyed: int = 0
+    head_seq: int = 0
+    head_hash: str = GENESIS_HASH
 
     @property
     def intact(self) -> bool:
         return self.broken_at is None
 
 
-def verify_chain(session: Session, shop_id: uuid.UUID) -> ChainReport:
+def verify_chain(
+    session: Session, shop_id: uuid.UUID, keys: AuditKeyRing | None = None
+) -> ChainReport:
     """Recompute the shop's chain; report the first event whose link does not hold."""
-    expected_prev, expected_seq, count = GENESIS_HASH, 1, 0
+    keys = keys or session_key_ring(session)
+    expected_prev, expected_seq, count, unkeyed = GENESIS_HASH, 1, 0, 0
+    keyed_from: int | None = None
     events = session.scalars(
         select(AuditEvent).where(AuditEvent.shop_id == shop_id).order_by(AuditEvent.seq)
     )
     for event in events:
         count += 1
-        if event.seq != expected_seq:
-            return ChainReport(count, expected_seq, f"event {expected_seq} is missing")
-        if event.prev_hash != expected_prev:
-            return ChainReport(count, event.seq, "does not link to the previous event")
-        if event_hash(event) != event.hash:
-            return ChainReport(count, event.seq, "content does not match its hash")
+        broken = _broken_link(event, expected_seq, expected_prev, keyed_from, keys)
+        if broken is not None:
+            return ChainReport(count, *broken, unkeyed=unkeyed)
+        if event.key_id is None:
+            unkeyed += 1
+        else:
+            keyed_from = keyed_from or event.seq
         expected_prev, expected_seq = event.hash, event.seq + 1
-    head = session.get(AuditHead, shop_id)
+    head = session.get(AuditHead, shop_id, populate_existing=True)
     if head is not None and (head.seq, head.hash) != (expected_seq - 1, expected_prev):
-        return ChainReport(count, head.seq, "events after this one were removed")
-    return ChainReport(count)
+        return ChainReport(count, head.seq, "events after this one were removed", unkeyed)
+    return ChainReport(count, None, None, unkeyed, expected_seq - 1, expected_prev)
+
+
+def _broken_link(
+    event: AuditEvent,
+    expected_seq: int,
+    expected_prev: str,
+    keyed_from: int | None,
+    keys: AuditKeyRing,
+) -> tuple[int, str] | None:
+    """Where and why ``event`` does not continue the chain, or None if it does."""
+    if event.seq != expected_seq:
+        return expected_seq, f"event {expected_seq} is missing"
+    if not hmac.compare_digest(event.prev_hash, expected_prev):
+        return event.seq, "does not link to the previous event"
+    if event.key_id is None and keyed_from is not None:
+        # Dropping the key id would let a plain SHA-256 chain be recomputed from here.
+        return event.seq, f"has no audit key id, though event {keyed_from} was keyed"
+    if event.key_id is not None and not keys.knows(event.key_id):
+        return event.seq, f"is sealed with audit key {event.key_id!r}, which is not configured"
+    if not hmac.compare_digest(event_hash(event, keys), event.hash):
+        return event.seq, "content does not match its hash"
+    return None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,16 +13,9 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.audit import AuditEvent, verify_chain
-from app.db import Database
 from app.shops.models import Shop
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def session(app: Flask) -> Iterator[Session]:
-    with Database.state(app).session_factory() as session:
-        yield session
 
 
 def _shop(session: Session, domain: str) -> Shop:
