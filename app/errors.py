@@ -46,3 +46,10 @@ class Conflict(CasewardError):
 
     status = 409
     code = "conflict"
+
+
+class ProviderUnavailable(CasewardError):
+    """The provider did not answer; nothing was stored and the call may be repeated."""
+
+    status = 502
+    code = "provider_unavailable"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,8 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from redis_claim import claim_redis_database
 from sqlalchemy import Engine, make_url, text
+from sqlalchemy.orm import Session
+from werkzeug.serving import make_server
 
 from app import (
     create_app,
@@ -28,6 +31,7 @@ from app import (
 from app.db import Base, Database
 from app.migrations import upgrade
 from app.settings import Settings, normalise_database_url
+from integrations.stripe.sandbox import StripeSandbox
 
 
 @pytest.fixture(scope="session")
@@ -112,6 +116,31 @@ def _empty_tables(engine: Engine) -> None:
     with engine.begin() as connection:
         # TRUNCATE fires no row triggers: the append-only audit table empties too.
         connection.execute(text(f"TRUNCATE {', '.join(tables)} CASCADE"))
+
+
+@pytest.fixture
+def session(app: Flask) -> Iterator[Session]:
+    with Database.state(app).session_factory() as session:
+        yield session
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[StripeSandbox]:
+    """One Stripe sandbox over HTTP for the run; each test makes its own account."""
+    box = StripeSandbox(refund_failure_delay=3600, webhook_retry_delays=(0.2, 0.5, 1.0))
+    box.start()
+    yield box
+    box.stop()
+
+
+@pytest.fixture
+def web_url(app: Flask) -> Iterator[str]:
+    """The app served over HTTP, so the sandbox can deliver signed webhooks to it."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from app.execution.models import Action, ActionAttempt
 from app.guard import IdentityLevel
 from app.shops.models import Shop, StaffRole
 from app.shops.service import require_role
+from app.validation import LONG_TEXT, SHORT_TEXT, text
 
 RowT = TypeVar("RowT")
 
@@ -129,6 +130,9 @@ def open_case(
     now: datetime,
 ) -> Case:
     require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, "open cases")
+    # Within the columns: subject String(255); request_text is free text, line breaks kept.
+    subject = str(text(subject, "subject", max_length=SHORT_TEXT, required=True))
+    request_text = text(request_text, "request_text", max_length=LONG_TEXT, multiline=True) or ""
     try:
         level = IdentityLevel(identity_level)
     except ValueError:

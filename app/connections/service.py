@@ -1,7 +1,16 @@
-"""Connecting a shop to a provider. Keys are checked, encrypted, and never shown again."""
+"""Connecting a shop to a provider. Keys are checked, encrypted, and never shown again.
+
+Connecting Stripe is one call: the key is checked, then, when the connection has no
+signing secret yet and the merchant brings none, the webhook endpoint is registered at
+Stripe and its signing secret stored encrypted. A refused registration stores nothing.
+Re-saving a key without a signing secret keeps the one already stored (and registers
+no second endpoint, which would deliver every event twice).
+"""
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
@@ -10,14 +19,34 @@ from sqlalchemy.orm import Session
 from app import audit
 from app.connections.models import Connection
 from app.crypto import SecretBox, mask_secret
-from app.errors import InvalidInput
+from app.errors import InvalidInput, ProviderUnavailable
 from app.shops.models import Shop, StaffRole
 from app.shops.service import require_role
-from integrations.provider import CredentialsRefused
-from integrations.stripe.adapter import StripeAdapter
+from app.validation import text
+from integrations.provider import (
+    CredentialsRefused,
+    PermissionDenied,
+    ProviderError,
+    ProviderRejected,
+)
+from integrations.stripe.adapter import WEBHOOK_EVENTS, StripeAdapter
+
+MAX_KEY_LENGTH = 255
 
 
-def connect_stripe(
+def stripe_webhook_url(base_url: str, connection_id: uuid.UUID) -> str:
+    """Where Stripe delivers a connection's events (``base_url`` is this app's address)."""
+    return f"{base_url.rstrip('/')}/webhooks/stripe/{connection_id}"
+
+
+@dataclass(frozen=True)
+class StripeConnected:
+    connection: Connection
+    # This call registered the webhook endpoint at Stripe.
+    webhook_registered: bool
+
+
+def save_stripe_connection(
     session: Session,
     *,
     shop: Shop,
@@ -27,26 +56,47 @@ def connect_stripe(
     webhook_secret: str | None,
     box: SecretBox,
     now: datetime,
-) -> Connection:
+    webhook_base_url: str | None = None,
+    api_base: str | None = None,
+    timeout_seconds: float = 20.0,
+) -> StripeConnected:
+    """Save the shop's Stripe key; with ``webhook_base_url``, no ``webhook_secret`` and
+    none stored yet, also register the webhook endpoint at Stripe and keep its secret."""
     require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "connect providers")
+    text(api_key, "api_key", max_length=MAX_KEY_LENGTH, required=True)
     try:
-        StripeAdapter(api_key, livemode=livemode)
+        adapter = StripeAdapter(
+            api_key, livemode=livemode, api_base=api_base, timeout_seconds=timeout_seconds
+        )
     except CredentialsRefused as exc:
         raise InvalidInput(str(exc), field="api_key") from exc
-    if webhook_secret is not None and not webhook_secret.startswith("whsec_"):
-        raise InvalidInput(
-            "a Stripe webhook signing secret starts with whsec_", field="webhook_secret"
-        )
+    if webhook_secret is not None:
+        text(webhook_secret, "webhook_secret", max_length=MAX_KEY_LENGTH, required=True)
+        if not webhook_secret.startswith("whsec_"):
+            raise InvalidInput(
+                "a Stripe webhook signing secret starts with whsec_", field="webhook_secret"
+            )
     connection = session.scalars(
         select(Connection).where(Connection.shop_id == shop.id, Connection.provider == "stripe")
     ).one_or_none()
+    connection_id = connection.id if connection is not None else uuid.uuid4()
+
+    registered: tuple[str, str] | None = None
+    has_secret = connection is not None and connection.encrypted_webhook_secret is not None
+    if webhook_secret is None and not has_secret and webhook_base_url:
+        # The outside call comes before any write: if Stripe refuses, nothing is stored.
+        url = stripe_webhook_url(webhook_base_url, connection_id)
+        endpoint_id, webhook_secret = _register_endpoint(adapter, url)
+        registered = (endpoint_id, url)
+
     if connection is None:
-        connection = Connection(shop_id=shop.id, provider="stripe")
+        connection = Connection(id=connection_id, shop_id=shop.id, provider="stripe")
         session.add(connection)
     connection.livemode = livemode
     connection.encrypted_secret = box.encrypt(api_key)
     connection.key_hint = mask_secret(api_key)
-    connection.encrypted_webhook_secret = box.encrypt(webhook_secret) if webhook_secret else None
+    if webhook_secret is not None:
+        connection.encrypted_webhook_secret = box.encrypt(webhook_secret)
     connection.created_by = actor
     connection.created_at = now
     session.flush()
@@ -58,4 +108,35 @@ def connect_stripe(
         data={"provider": "stripe", "key": connection.key_hint, "livemode": livemode},
         now=now,
     )
-    return connection
+    if registered is not None:
+        endpoint_id, url = registered
+        audit.record(
+            session,
+            shop_id=shop.id,
+            kind="connection.webhook_registered",
+            actor=actor,
+            data={
+                "provider": "stripe",
+                "endpoint_id": endpoint_id,
+                "url": url,
+                "events": list(WEBHOOK_EVENTS),
+            },
+            now=now,
+        )
+    return StripeConnected(connection, webhook_registered=registered is not None)
+
+
+def _register_endpoint(adapter: StripeAdapter, url: str) -> tuple[str, str]:
+    try:
+        return adapter.register_webhook_endpoint(url, WEBHOOK_EVENTS)
+    except PermissionDenied as exc:
+        # The message names the permission the key lacks (rak_webhook_write).
+        raise InvalidInput(str(exc), field="api_key", code="permission_denied") from exc
+    except CredentialsRefused as exc:
+        raise InvalidInput(str(exc), field="api_key") from exc
+    except ProviderRejected as exc:
+        raise InvalidInput(str(exc), field="api_key") from exc
+    except ProviderError as exc:
+        raise ProviderUnavailable(
+            f"Stripe did not confirm the webhook endpoint; nothing was saved: {exc}"
+        ) from exc

@@ -24,6 +24,14 @@ DEFAULT_MAX_PERCENT_OFF = 50
 # Below medium is a claim, and an unverified customer never gets an action proposed.
 LOWEST_MIN_IDENTITY = IdentityLevel.MEDIUM
 _SECOND = timedelta(seconds=1)
+# Bounds that keep every rule meaningful and storable: no window beyond a year (a
+# longer one is a typo, and would make every duplicate search scan years), amounts
+# within the 32-bit integer columns money is stored in, reasons as short as a label.
+MAX_PERIOD = timedelta(days=366)
+MAX_DAYS = 366
+MAX_AMOUNT = 2**31 - 1
+MAX_REASONS = 100
+MAX_REASON_LENGTH = 255
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -83,7 +91,7 @@ class PolicyRules:
     max_percent_off: int = DEFAULT_MAX_PERCENT_OFF
 
     def __post_init__(self) -> None:
-        _require_int(self.version, "version", minimum=1)
+        _require_int(self.version, "version", minimum=1, maximum=MAX_AMOUNT)
         for kind in self.enabled_kinds:
             if not isinstance(kind, ActionKind):
                 raise PolicyError("enabled_kinds", f"{kind!r} is not an action kind")
@@ -100,11 +108,11 @@ class PolicyRules:
         )
         _require_period(self.duplicate_window, "duplicate_window")
         if self.refund_window_days is not None:
-            _require_int(self.refund_window_days, "refund_window_days", minimum=1)
+            _require_int(self.refund_window_days, "refund_window_days", minimum=1, maximum=MAX_DAYS)
         for name in ("per_customer_cap", "per_shop_cap"):
             cap = getattr(self, name)
             if cap is not None:
-                _require_int(cap.limit.amount, f"{name}.limit", minimum=1)
+                _require_int(cap.limit.amount, f"{name}.limit", minimum=1, maximum=MAX_AMOUNT)
                 _require_period(cap.period, f"{name}.period")
         if self.allowed_reasons is not None:
             _require_reasons(self.allowed_reasons, "allowed_reasons")
@@ -161,12 +169,24 @@ def _require_int(value: object, name: str, *, minimum: int, maximum: int | None 
 def _require_period(value: object, name: str) -> None:
     if not isinstance(value, timedelta) or value <= timedelta(0) or value % _SECOND:
         raise PolicyError(name, f"must be a positive whole number of seconds, got {value!r}")
+    if value > MAX_PERIOD:
+        raise PolicyError(name, f"must be at most {_seconds(MAX_PERIOD)} seconds (366 days)")
 
 
 def _require_reasons(values: Iterable[object], name: str) -> None:
-    for reason in values:
-        if not isinstance(reason, str) or not reason.strip():
-            raise PolicyError(name, f"{reason!r} is not a reason")
+    reasons = list(values)
+    if len(reasons) > MAX_REASONS:
+        raise PolicyError(name, f"may list at most {MAX_REASONS} reasons")
+    for reason in reasons:
+        if (
+            not isinstance(reason, str)
+            or not reason.strip()
+            or len(reason) > MAX_REASON_LENGTH
+            or not reason.isprintable()
+        ):
+            raise PolicyError(
+                name, f"{reason!r} is not a reason (printable text of 1 to 255 characters)"
+            )
 
 
 def _currency(code: object, name: str) -> str:
@@ -182,7 +202,7 @@ def _currency_map(values: Mapping[str, int], name: str) -> Mapping[str, int]:
     result: dict[str, int] = {}
     for code, amount in values.items():
         currency = _currency(code, name)
-        result[currency] = _require_int(amount, f"{name}.{currency}", minimum=0)
+        result[currency] = _require_int(amount, f"{name}.{currency}", minimum=0, maximum=MAX_AMOUNT)
     return MappingProxyType(result)
 
 
@@ -244,11 +264,12 @@ def _parse_object(value: object, name: str) -> Mapping[object, object]:
 
 
 def _parse_seconds(value: object, name: str) -> timedelta:
-    return timedelta(seconds=_require_int(value, name, minimum=1))
+    # Bounded before building the timedelta: a huge number would overflow it.
+    return timedelta(seconds=_require_int(value, name, minimum=1, maximum=_seconds(MAX_PERIOD)))
 
 
 def _parse_optional_days(value: object, name: str) -> int | None:
-    return None if value is None else _require_int(value, name, minimum=1)
+    return None if value is None else _require_int(value, name, minimum=1, maximum=MAX_DAYS)
 
 
 def _parse_cap(value: object, name: str) -> CapRule | None:
@@ -261,7 +282,7 @@ def _parse_cap(value: object, name: str) -> CapRule | None:
     for key in ("amount", "currency", "period_seconds"):
         if key not in parsed:
             raise PolicyError(f"{name}.{key}", "is required")
-    amount = _require_int(parsed["amount"], f"{name}.amount", minimum=1)
+    amount = _require_int(parsed["amount"], f"{name}.amount", minimum=1, maximum=MAX_AMOUNT)
     currency = _currency(parsed["currency"], f"{name}.currency")
     period = _parse_seconds(parsed["period_seconds"], f"{name}.period_seconds")
     return CapRule(Money(amount, currency), period)
@@ -286,7 +307,7 @@ def _parse_min_identity(value: object, name: str) -> Mapping[ActionKind, Identit
 
 
 def _parse_version(value: object, name: str) -> int:
-    return _require_int(value, name, minimum=1)
+    return _require_int(value, name, minimum=1, maximum=MAX_AMOUNT)
 
 
 def _parse_percent(value: object, name: str) -> int:

@@ -7,23 +7,34 @@ from werkzeug.exceptions import HTTPException
 
 from app.db import request_session
 from app.errors import CasewardError
+from app.web.limits import too_large_message
+from app.web.refusals import record_refusal
 
 
 def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(CasewardError)
     def domain_error(error: CasewardError) -> tuple[Response, int]:
-        # Nothing half-written: whatever the request changed before failing is dropped.
+        # Nothing half-written: whatever the request changed before failing is dropped,
+        # and only then is the refusal itself put on the record.
         request_session().rollback()
+        record_refusal(error)
         body: dict[str, object] = {"code": error.code, "message": error.message}
         if error.field is not None:
             body["field"] = error.field
         return jsonify({"error": body}), error.status
 
     @app.errorhandler(HTTPException)
-    def http_error(error: HTTPException) -> tuple[Response, int]:
+    def http_error(error: HTTPException) -> Response:
         code = error.code or 500
-        body = {"error": {"code": _slug(error.name), "message": error.description}}
-        return jsonify(body), code
+        message = too_large_message() if code == 413 else error.description
+        body = {"error": {"code": _slug(error.name), "message": message}}
+        response = jsonify(body)
+        response.status_code = code
+        # Keep what the error says besides its page: Allow on 405, Retry-After on 429.
+        for name, value in error.get_headers():
+            if name.lower() != "content-type":
+                response.headers[name] = value
+        return response
 
 
 def _slug(name: str) -> str:

@@ -1,8 +1,12 @@
-"""Provider webhooks: verify, keep once per event id, answer fast, work in a job.
+"""Provider webhooks: verify, keep once per shop and event id, answer fast, work in a job.
 
 The handler never trusts the event's copy of an object: it queues a refresh that
 asks the provider for the action's current state, so duplicates and any
-delivery order end in the same recorded status.
+delivery order end in the same recorded status. Two shops on one Stripe account each
+get their own delivery, and each keeps and acts on its own copy. Nothing is stored
+or queued before the signature verifies; a signed body we cannot read is a 400,
+never a 500 (Stripe retries server errors for days). Bodies are capped in
+``app.web.limits``.
 """
 
 from __future__ import annotations
@@ -16,11 +20,11 @@ from sqlalchemy.exc import IntegrityError
 
 from app.connections.models import Connection
 from app.db import request_session
-from app.errors import NotFound, Unauthenticated
+from app.errors import InvalidInput, NotFound, Unauthenticated
 from app.execution.models import Action, ProviderEvent
 from app.execution.queueing import enqueue_refresh
 from app.queue import RedisExtension
-from integrations.stripe.webhooks import InvalidWebhook, verify_event
+from integrations.stripe.webhooks import InvalidWebhook, MalformedEvent, verify_event
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 
@@ -42,6 +46,8 @@ def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
         )
     except InvalidWebhook as exc:
         raise Unauthenticated(str(exc)) from exc
+    except MalformedEvent as exc:
+        raise InvalidInput(str(exc), field="body") from exc
 
     values = {
         "shop_id": connection.shop_id,
@@ -53,7 +59,8 @@ def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
         "payload": event.payload,
     }
     try:
-        # The unique (provider, event_id) decides: a redelivery fails here and changes nothing.
+        # The unique (shop_id, provider, event_id) decides: a redelivery to this shop
+        # fails here and changes nothing; another shop's delivery is its own.
         with session.begin_nested():
             session.add(ProviderEvent(**values))
         inserted = True

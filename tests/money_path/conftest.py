@@ -3,10 +3,7 @@ the Stripe sandbox over HTTP, and the web app served for real webhooks."""
 
 from __future__ import annotations
 
-import threading
-import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 
 import pytest
 import stripe
@@ -14,8 +11,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from money_path_harness import Account, Staff, WorkerProcess
 from rq import Queue
+from sandbox_settings import with_sandbox
 from sqlalchemy.orm import Session
-from werkzeug.serving import make_server
 
 from app.clock import utcnow
 from app.crypto import SecretBox, secret_box
@@ -31,39 +28,17 @@ from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
 ENCRYPTION_KEY = SecretBox.generate_key()
 
 
-@pytest.fixture(scope="session")
-def sandbox() -> Iterator[StripeSandbox]:
-    box = StripeSandbox(refund_failure_delay=3600, webhook_retry_delays=(0.2, 0.5, 1.0))
-    box.start()
-    yield box
-    box.stop()
-
-
 @pytest.fixture
 def settings(settings: Settings, sandbox: StripeSandbox) -> Settings:
-    assert sandbox._server is not None
-    host, port = sandbox._server.server_address[:2]
-    return replace(
+    return with_sandbox(
         settings,
-        stripe_api_base=f"http://{host!s}:{port}",
+        sandbox,
         encryption_keys=(ENCRYPTION_KEY,),
-        # Each test gets its own queue, so no job of an earlier test can reach it.
-        queue_name=f"caseward-test-{uuid.uuid4().hex[:8]}",
         reconcile_delay_seconds=0.3,
         reconcile_max_delay_seconds=2.0,
         stuck_submission_seconds=1.0,
         provider_timeout_seconds=2.0,
     )
-
-
-@pytest.fixture
-def web_url(app: Flask) -> Iterator[str]:
-    """The app served over HTTP, so the sandbox can deliver signed webhooks to it."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
 
 
 @pytest.fixture
@@ -88,12 +63,6 @@ def account(sandbox: StripeSandbox, settings: Settings) -> Account:
         keys.secret_key, base_addresses={"api": settings.stripe_api_base}, max_network_retries=0
     )
     return Account(keys.id, keys.secret_key, keys.restricted_keys[0].key, client)
-
-
-@pytest.fixture
-def session(app: Flask) -> Iterator[Session]:
-    with Database.state(app).session_factory() as session:
-        yield session
 
 
 @pytest.fixture

@@ -1,36 +1,102 @@
-"""The OpenAPI 3.1 description of the staff API, served at ``/api/openapi.json``."""
+"""The OpenAPI 3.1 description of the staff API, served at ``/api/openapi.json``.
+
+It states the bounds the handlers enforce (required fields, lengths, ranges, enums,
+no unknown fields), reading them from the modules that enforce them, and the shape of
+every answer. A test compares its paths with the URL map and a schemathesis run checks
+the API against it: a new route is added to :data:`PATHS` in the same change.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from app.approvals.drafts import DURATIONS, MAX_ID, MAX_LINE_ITEMS, MAX_TEXT, PRORATIONS
+from app.approvals.models import ProposalStatus
+from app.cases.models import CaseStatus
+from app.connections.service import MAX_KEY_LENGTH
+from app.execution.models import ActionStatus
+from app.guard import IdentityLevel
+from app.guard.policy import MAX_AMOUNT, MAX_DAYS, MAX_PERIOD, MAX_REASON_LENGTH, MAX_REASONS
+from app.staff.members import ROLES
+from app.staff.tokens import MAX_LIFETIME
+from app.validation import (
+    DIGEST_LENGTH,
+    INT32_MAX,
+    LONG_TEXT,
+    PAGE_DEFAULT,
+    PAGE_MAXIMUM,
+    SHORT_TEXT,
+)
+from integrations.provider import ActionKind
 
-def _ref(name: str) -> dict[str, str]:
+JSONSchema = dict[str, Any]
+
+
+def _ref(name: str) -> JSONSchema:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _json(schema: dict[str, Any]) -> dict[str, Any]:
+def _json(schema: JSONSchema) -> dict[str, Any]:
     return {"content": {"application/json": {"schema": schema}}}
+
+
+def _nullable(schema: JSONSchema) -> JSONSchema:
+    return {"oneOf": [schema, {"type": "null"}]}
+
+
+def _object(
+    properties: dict[str, JSONSchema], required: tuple[str, ...] = (), *, closed: bool = False
+) -> JSONSchema:
+    """An object schema; ``closed`` where the handler refuses unknown fields."""
+    schema: JSONSchema = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def _text(max_length: int, *, min_length: int = 0, description: str = "") -> JSONSchema:
+    schema: JSONSchema = {"type": "string", "maxLength": max_length}
+    if min_length:
+        schema["minLength"] = min_length
+    schema["description"] = (
+        description + " " if description else ""
+    ) + "No control characters (free text may hold tab and line breaks)."
+    return schema
+
+
+def _int(minimum: int, maximum: int = INT32_MAX, description: str = "") -> JSONSchema:
+    schema: JSONSchema = {"type": "integer", "minimum": minimum, "maximum": maximum}
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def _enum(values: Any) -> JSONSchema:
+    return {"type": "string", "enum": [str(v) for v in values]}
 
 
 def _op(
     summary: str,
-    ok: dict[str, Any],
-    body: dict[str, Any] | None = None,
+    ok: JSONSchema,
+    body: JSONSchema | None = None,
     errors: tuple[int, ...] = (400, 401, 403, 404),
     status: int = 200,
+    parameters: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    codes = (*errors, 413) if body is not None else errors
     operation: dict[str, Any] = {
         "summary": summary,
         "security": [{"staffToken": []}],
         "responses": {
             str(status): {"description": "Created" if status == 201 else "OK", **_json(ok)},
-            **{
-                str(code): {"description": _ERRORS[code], **_json(_ref("Error"))} for code in errors
-            },
+            **{str(code): {"description": _ERRORS[code], **_json(_ref("Error"))} for code in codes},
         },
     }
+    if parameters:
+        operation["parameters"] = parameters
     if body is not None:
         operation["requestBody"] = {"required": True, **_json(body)}
     return operation
@@ -46,7 +112,7 @@ def _with_path_parameters(paths: dict[str, dict[str, Any]]) -> dict[str, dict[st
                     "name": name,
                     "in": "path",
                     "required": True,
-                    "schema": {"type": "string", "format": "uuid"},
+                    "schema": _PATH_PARAMETER_SCHEMAS.get(name, _UUID),
                 }
                 for name in names
             ]
@@ -59,53 +125,567 @@ _ERRORS = {
     403: "The caller's role, limit or the shop's configuration does not allow it",
     404: "Not found in the caller's shop",
     409: "The state changed (stale digest, already decided, already executing)",
+    413: "The request body is larger than the limit the message names",
+    502: "The provider did not answer; nothing was saved",
 }
 
-_MONEY = {
-    "type": ["object", "null"],
-    "properties": {
-        "amount": {"type": "integer", "description": "minor units (4800 = $48.00)"},
-        "currency": {"type": "string", "example": "usd"},
-        "display": {"type": "string", "example": "$48.00"},
-    },
-}
+_UUID: JSONSchema = {"type": "string", "format": "uuid"}
+_TIME: JSONSchema = {"type": "string", "format": "date-time"}
+_OPTIONAL_TIME = _nullable(_TIME)
+_OPTIONAL_TEXT: JSONSchema = {"type": ["string", "null"]}
+_SECONDS_MAX = int(MAX_PERIOD.total_seconds())
 
-_DRAFT = {
-    "type": "object",
-    "required": ["kind", "target"],
-    "properties": {
-        "kind": {
-            "enum": [
-                "refund",
-                "customer_credit",
-                "discount",
-                "subscription_cancel",
-                "subscription_change",
-            ]
+# ---------------------------------------------------------------- requests
+
+_PARAMS = _object(
+    {
+        "reason": _text(MAX_TEXT, min_length=1),
+        "description": _text(MAX_TEXT, min_length=1),
+        "percent_off": _int(1, 100),
+        "amount_off": _int(1, description="minor units"),
+        "duration": _enum(DURATIONS),
+        "duration_in_months": _int(1, 120),
+        "at_period_end": {"type": "boolean"},
+        "cancel_at_period_end": {"type": "boolean"},
+        "proration_behavior": _enum(PRORATIONS),
+        "items": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_LINE_ITEMS,
+            "items": _object(
+                {"price": _text(MAX_ID, min_length=1), "quantity": _int(1)},
+                ("price",),
+                closed=True,
+            ),
         },
-        "target": {"type": "string", "description": "pi_/ch_ (refund), cus_, sub_"},
-        "amount": {"type": "integer", "minimum": 1, "description": "minor units"},
-        "currency": {"type": "string"},
+    },
+    closed=True,
+)
+
+_DRAFT = _object(
+    {
+        "kind": _enum(ActionKind),
+        "target": {
+            "type": "string",
+            "minLength": 4,
+            "maxLength": MAX_ID,
+            "pattern": "^(pi_|ch_|cus_|sub_)[A-Za-z0-9_]+$",
+            "description": "pi_/ch_ (refund), cus_ (credit, discount), sub_ (subscription)",
+        },
+        "amount": _int(1, description="minor units (4800 = $48.00)"),
+        "currency": {"type": "string", "minLength": 3, "maxLength": 3, "example": "usd"},
         "line_items": {
             "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["line_id", "amount"],
-                "properties": {"line_id": {"type": "string"}, "amount": {"type": "integer"}},
-            },
+            "maxItems": MAX_LINE_ITEMS,
+            "items": _object(
+                {"line_id": _text(MAX_ID, min_length=1), "amount": _int(1)},
+                ("line_id", "amount"),
+                closed=True,
+            ),
         },
+        "params": _PARAMS,
+        "reason": _text(MAX_TEXT),
+        "customer_ref": _text(MAX_ID),
+    },
+    ("kind", "target"),
+    closed=True,
+)
+_DRAFT["example"] = {
+    "kind": "refund",
+    "target": "pi_3PqLinenApron0001",
+    "amount": 4800,
+    "currency": "usd",
+    "line_items": [{"line_id": "apron-natural", "amount": 4800}],
+    "reason": "One apron arrived torn.",
+}
+
+_CAP = _nullable(
+    _object(
+        {
+            "amount": _int(1, MAX_AMOUNT),
+            "currency": {"type": "string", "minLength": 3, "maxLength": 3},
+            "period_seconds": _int(1, _SECONDS_MAX),
+        },
+        ("amount", "currency", "period_seconds"),
+        closed=True,
+    )
+)
+_CURRENCY_AMOUNTS: JSONSchema = {
+    "type": "object",
+    "description": "currency code -> minor units",
+    "additionalProperties": _int(0, MAX_AMOUNT),
+}
+
+_POLICY_RULES = _object(
+    {
+        "version": {"type": "integer", "description": "ignored: the next version is assigned"},
+        "enabled_kinds": {"type": "array", "items": _enum(ActionKind)},
+        "auto_approve_ceiling": _CURRENCY_AMOUNTS,
+        "two_person_threshold": _CURRENCY_AMOUNTS,
+        "duplicate_window_seconds": _int(1, _SECONDS_MAX),
+        "refund_window_days": _nullable(_int(1, MAX_DAYS)),
+        "per_customer_cap": _CAP,
+        "per_shop_cap": _CAP,
+        "allowed_reasons": _nullable(
+            {
+                "type": "array",
+                "maxItems": MAX_REASONS,
+                "items": _text(MAX_REASON_LENGTH, min_length=1),
+            }
+        ),
+        "min_identity": _object(
+            {
+                kind.value: _enum([IdentityLevel.MEDIUM, IdentityLevel.STRONG])
+                for kind in ActionKind
+            },
+            closed=True,
+        ),
+        "max_percent_off": _int(1, 100),
+    },
+    closed=True,
+)
+
+# ---------------------------------------------------------------- answers
+
+_MONEY = _nullable(
+    _object(
+        {
+            "amount": {"type": "integer", "description": "minor units (4800 = $48.00)"},
+            "currency": {"type": "string", "example": "usd"},
+            "display": {"type": "string", "example": "$48.00"},
+        },
+        ("amount", "currency", "display"),
+    )
+)
+
+_CASE_SUMMARY = _object(
+    {
+        "id": _UUID,
+        "subject": {"type": "string"},
+        "status": _enum(CaseStatus),
+        "owner": _OPTIONAL_TEXT,
+        "identity_level": _enum(IdentityLevel),
+        "created_at": _TIME,
+        "updated_at": _TIME,
+    },
+    ("id", "subject", "status", "owner", "identity_level", "created_at", "updated_at"),
+)
+
+_APPROVAL = _object(
+    {
+        "approver": {"type": "string"},
+        "digest": {"type": "string"},
+        "created_at": _TIME,
+        "expires_at": _TIME,
+        "void_reason": _OPTIONAL_TEXT,
+        "consumed_by_action": _OPTIONAL_TEXT,
+    },
+    ("approver", "digest", "created_at", "expires_at"),
+)
+
+_PROPOSAL = _object(
+    {
+        "id": _UUID,
+        "case_id": _UUID,
+        "revision": {"type": "integer"},
+        "status": _enum(ProposalStatus),
+        "kind": _enum(ActionKind),
+        "provider": {"type": "string"},
+        "target": {"type": "string"},
+        "customer_ref": _OPTIONAL_TEXT,
+        "amount": _ref("Money"),
+        "line_items": {"type": "array"},
         "params": {"type": "object"},
-        "reason": {"type": "string"},
-        "customer_ref": {"type": "string"},
+        "reason": _OPTIONAL_TEXT,
+        "proposed_by": {"type": "string"},
+        "approvals_required": {"type": "integer"},
+        "policy_version": {"type": "integer"},
+        "digest": {"type": "string"},
+        "verdict": {"type": "object", "description": "every check, its result, facts"},
+        "approvals": {"type": "array", "items": _APPROVAL},
+    },
+    ("id", "case_id", "revision", "status", "kind", "target", "amount", "digest", "verdict"),
+)
+
+_ATTEMPT = _object(
+    {
+        "number": {"type": "integer"},
+        "purpose": {"type": "string"},
+        "idempotency_key": {"type": "string"},
+        "started_at": _TIME,
+        "finished_at": _OPTIONAL_TIME,
+        "outcome": _OPTIONAL_TEXT,
+        "provider_ref": _OPTIONAL_TEXT,
+        "provider_status": _OPTIONAL_TEXT,
+        "detail": _OPTIONAL_TEXT,
+    },
+    ("number", "purpose", "idempotency_key", "started_at"),
+)
+
+_ACTION = _object(
+    {
+        "id": _UUID,
+        "case_id": _UUID,
+        "proposal_id": _UUID,
+        "proposal_revision": {"type": "integer"},
+        "kind": _enum(ActionKind),
+        "provider": {"type": "string"},
+        "target": {"type": "string"},
+        "amount": _ref("Money"),
+        "line_items": {"type": "array"},
+        "params": {"type": "object"},
+        "digest": {"type": "string"},
+        "status": _enum(ActionStatus),
+        "status_reason": _OPTIONAL_TEXT,
+        "provider_ref": _OPTIONAL_TEXT,
+        "failure_reason": _OPTIONAL_TEXT,
+        "idempotency_key": {"type": "string"},
+        "approved_by": {"type": "array", "items": {"type": "string"}},
+        "created_at": _TIME,
+        "attempts": {"type": "array", "items": _ATTEMPT},
+    },
+    ("id", "case_id", "proposal_id", "kind", "target", "amount", "status", "idempotency_key"),
+)
+
+_CUSTOMER = _nullable(
+    _object(
+        {
+            "id": _UUID,
+            "email": _OPTIONAL_TEXT,
+            "name": _OPTIONAL_TEXT,
+            "stripe_customer_id": _OPTIONAL_TEXT,
+        },
+        ("id",),
+    )
+)
+
+_ORDER = _object(
+    {
+        "id": _UUID,
+        "name": {"type": "string"},
+        "total": _ref("Money"),
+        "payment_provider": {"type": "string"},
+        "payment_id": _OPTIONAL_TEXT,
+        "lines": {"type": "array", "items": {"type": "object"}},
+        "fulfilled_at": _OPTIONAL_TIME,
+        "delivered_at": _OPTIONAL_TIME,
+    },
+    ("id", "name", "total", "lines"),
+)
+
+_CASE_FILE: JSONSchema = {
+    "allOf": [
+        _ref("CaseSummary"),
+        _object(
+            {
+                "request_text": {"type": "string"},
+                "customer": _CUSTOMER,
+                "orders": {"type": "array", "items": _ORDER},
+                "proposals": {"type": "array", "items": _ref("Proposal")},
+                "actions": {"type": "array", "items": _ref("Action")},
+            },
+            ("request_text", "customer", "orders", "proposals", "actions"),
+        ),
+    ]
+}
+
+_AUDIT_EVENT = _object(
+    {
+        "seq": {"type": "integer"},
+        "kind": {"type": "string"},
+        "actor": {"type": "string"},
+        "case_id": _OPTIONAL_TEXT,
+        "action_id": _OPTIONAL_TEXT,
+        "data": {"type": "object"},
+        "created_at": _TIME,
+        "hash": {"type": "string"},
+    },
+    ("seq", "kind", "actor", "data", "created_at", "hash"),
+)
+
+_PROPOSAL_RESULT = _object(
+    {"proposal": _ref("Proposal"), "action": _nullable(_ref("Action"))},
+    ("proposal", "action"),
+)
+
+_SHOP = _object(
+    {
+        "domain": {"type": "string"},
+        "name": {"type": "string"},
+        "writes_enabled": {"type": "boolean"},
+        "kill_switch": {"type": "boolean"},
+        "policy": {"type": "object"},
+        "connections": {
+            "type": "array",
+            "items": _object(
+                {
+                    "provider": {"type": "string"},
+                    "key": {"type": "string", "description": "masked"},
+                    "livemode": {"type": "boolean"},
+                },
+                ("provider", "key", "livemode"),
+            ),
+        },
+    },
+    ("domain", "name", "writes_enabled", "kill_switch", "policy", "connections"),
+)
+
+_STRIPE_CONNECTED = _object(
+    {
+        "provider": {"const": "stripe"},
+        "key": {"type": "string", "description": "masked"},
+        "livemode": {"type": "boolean"},
+        "webhook_url": {"type": "string", "format": "uri", "description": "absolute"},
+        "webhook_registered": {
+            "type": "boolean",
+            "description": "true when Caseward registered the endpoint at Stripe; false when "
+            "the caller gave the signing secret of an endpoint registered by hand",
+        },
+    },
+    ("provider", "key", "livemode", "webhook_url", "webhook_registered"),
+)
+
+# ---------------------------------------------------------------- parameters
+
+_CASE_STATUS_FILTER = {
+    "name": "status",
+    "in": "query",
+    "required": False,
+    "schema": _enum(CaseStatus),
+}
+_ACTION_STATUS_FILTER = {
+    "name": "status",
+    "in": "query",
+    "required": False,
+    "description": "one or more statuses (repeat the parameter); all when absent",
+    "style": "form",
+    "explode": True,
+    "schema": {"type": "array", "items": _enum(ActionStatus)},
+}
+_PAGE_LIMIT = {
+    "name": "limit",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "integer", "minimum": 1, "maximum": PAGE_MAXIMUM, "default": PAGE_DEFAULT},
+}
+
+_WRITE_ERRORS = (400, 401, 403, 404, 409)
+
+# Every /api route has its path item here, one entry per path (the URL-map test holds
+# the two together).
+# Staff and their tokens (app/web/api/staff.py); owners manage staff.
+# A user id is printable text: a control character in it is refused (400).
+_PATH_PARAMETER_SCHEMAS: dict[str, JSONSchema] = {
+    "user_id": {"type": "string", "minLength": 1, "maxLength": 255}
+}
+_LIMITS: JSONSchema = {"type": "object", "additionalProperties": _int(0)}
+_MEMBER = _object(
+    {
+        "user_id": {"type": "string"},
+        "email": _OPTIONAL_TEXT,
+        "role": _enum(ROLES),
+        "approval_limits": _LIMITS,
+    },
+    ("user_id", "role", "approval_limits"),
+)
+_TOKEN = _object(
+    {
+        "id": _UUID,
+        "user_id": {"type": "string"},
+        "prefix": {"type": "string"},
+        "label": _OPTIONAL_TEXT,
+        "created_by": {"type": "string"},
+        "created_at": _TIME,
+        "expires_at": _TIME,
+        "last_used_at": _OPTIONAL_TIME,
+        "revoked_at": _OPTIONAL_TIME,
+        "revoked_by": _OPTIONAL_TEXT,
+        "token": {"type": "string", "description": "Only in the answer that issues it."},
+    },
+    ("id", "user_id", "prefix", "created_at", "expires_at"),
+)
+_STAFF_PATHS: dict[str, dict[str, Any]] = {
+    "/api/staff": {
+        "get": _op(
+            "The shop's staff (owners only)",
+            _object({"staff": {"type": "array", "items": _MEMBER}}, ("staff",)),
+        ),
+        "post": _op(
+            "Add a staff member (owners only)",
+            _MEMBER,
+            _object(
+                {
+                    "user_id": {"type": "string", "minLength": 1, "maxLength": 255},
+                    "role": _enum(ROLES),
+                    "email": {"type": "string"},
+                    "approval_limits": _LIMITS,
+                },
+                ("user_id", "role"),
+            ),
+            (400, 401, 403, 409),
+            status=201,
+        ),
+    },
+    "/api/staff/{user_id}": {
+        "put": _op(
+            "Change a member's role or approval limits (owners only)",
+            _MEMBER,
+            _object({"role": _enum(ROLES), "approval_limits": _LIMITS}),
+            (400, 401, 403, 404, 409),
+        ),
+        "delete": _op(
+            "Remove a member and revoke their tokens (owners only)",
+            _object({"removed": {"type": "string"}, "tokens_revoked": {"type": "integer"}}),
+            errors=(400, 401, 403, 404, 409),
+        ),
+    },
+    "/api/tokens": {
+        "get": _op(
+            "Tokens: one's own, or the whole shop's for an owner (never the secret)",
+            _object({"tokens": {"type": "array", "items": _TOKEN}}, ("tokens",)),
+        ),
+        "post": _op(
+            "Issue a token, shown once: for oneself, or by an owner for a member",
+            _TOKEN,
+            _object(
+                {
+                    "user_id": {"type": "string"},
+                    "label": {"type": "string"},
+                    "expires_in_days": _int(1, MAX_LIFETIME.days),
+                }
+            ),
+            status=201,
+        ),
+    },
+    "/api/tokens/{token_id}": {
+        "delete": _op("Revoke a token at once", _TOKEN, errors=(401, 403, 404)),
     },
 }
 
-_PROPOSAL_RESULT = {
-    "type": "object",
-    "properties": {
-        "proposal": _ref("Proposal"),
-        "action": {"oneOf": [_ref("Action"), {"type": "null"}]},
+PATHS: dict[str, dict[str, Any]] = {
+    "/api/cases": {
+        "get": _op(
+            "Cases of the caller's shop, most recently updated first",
+            _object(
+                {"cases": {"type": "array", "items": _ref("CaseSummary")}},
+                ("cases",),
+            ),
+            parameters=[_CASE_STATUS_FILTER],
+        ),
+        "post": _op(
+            "Open a case",
+            _ref("CaseSummary"),
+            _object(
+                {
+                    "subject": _text(SHORT_TEXT, min_length=1),
+                    "request_text": _text(LONG_TEXT),
+                    "identity_level": _enum(IdentityLevel),
+                    "customer_id": _nullable(_UUID),
+                },
+                ("subject",),
+                closed=True,
+            ),
+            status=201,
+        ),
     },
+    "/api/cases/{case_id}": {"get": _op("The case file", _CASE_FILE)},
+    "/api/cases/{case_id}/audit": {
+        "get": _op(
+            "The case's audit trail",
+            _object({"events": {"type": "array", "items": _AUDIT_EVENT}}, ("events",)),
+        )
+    },
+    "/api/cases/{case_id}/proposals": {
+        "post": _op(
+            "Propose an action; the verdict comes back",
+            _PROPOSAL_RESULT,
+            _ref("Draft"),
+            status=201,
+        ),
+    },
+    "/api/proposals/{proposal_id}": {
+        "put": _op(
+            "Edit a proposal (voids its approvals)",
+            _PROPOSAL_RESULT,
+            _ref("Draft"),
+            _WRITE_ERRORS,
+        ),
+    },
+    "/api/proposals/{proposal_id}/approve": {
+        "post": _op(
+            "Approve the exact digest reviewed",
+            _PROPOSAL_RESULT,
+            _object(
+                {"digest": _text(DIGEST_LENGTH, min_length=1)},
+                ("digest",),
+                closed=True,
+            ),
+            _WRITE_ERRORS,
+        ),
+    },
+    "/api/proposals/{proposal_id}/reject": {
+        "post": _op(
+            "Reject a proposal",
+            _object({"proposal": _ref("Proposal")}, ("proposal",)),
+            _object({"reason": _text(MAX_TEXT, min_length=1)}, ("reason",), closed=True),
+            _WRITE_ERRORS,
+        ),
+    },
+    "/api/actions": {
+        "get": _op(
+            "The shop's actions in the given statuses, newest first",
+            _object({"actions": {"type": "array", "items": _ref("Action")}}, ("actions",)),
+            errors=(400, 401),
+            parameters=[_ACTION_STATUS_FILTER, _PAGE_LIMIT],
+        )
+    },
+    "/api/actions/{action_id}": {"get": _op("An action with its attempts", _ref("Action"))},
+    "/api/shop": {"get": _op("Shop settings and current policy", _SHOP)},
+    "/api/shop/writes": {
+        "put": _op(
+            "Turn provider writes on or off (protection mode)",
+            _object({"writes_enabled": {"type": "boolean"}}, ("writes_enabled",)),
+            _object({"enabled": {"type": "boolean"}}, ("enabled",), closed=True),
+        )
+    },
+    "/api/shop/kill-switch": {
+        "put": _op(
+            "Engage or release the kill switch",
+            _object({"kill_switch": {"type": "boolean"}}, ("kill_switch",)),
+            _object({"engaged": {"type": "boolean"}}, ("engaged",), closed=True),
+        )
+    },
+    "/api/shop/policy": {
+        "put": _op(
+            "Save a new policy version",
+            _object({"policy": {"type": "object"}}, ("policy",)),
+            _object({"rules": _ref("PolicyRules")}, ("rules",), closed=True),
+        )
+    },
+    "/api/shop/connections/stripe": {
+        "put": _op(
+            "Connect Stripe with a restricted key; registers the webhook endpoint at Stripe "
+            "unless webhook_secret is given",
+            _STRIPE_CONNECTED,
+            _object(
+                {
+                    "api_key": _text(
+                        MAX_KEY_LENGTH, min_length=1, description="rk_test_... or rk_live_..."
+                    ),
+                    "livemode": {"type": "boolean"},
+                    "webhook_secret": _text(
+                        MAX_KEY_LENGTH,
+                        min_length=1,
+                        description="whsec_... of an endpoint registered by hand",
+                    ),
+                },
+                ("api_key", "livemode"),
+                closed=True,
+            ),
+            (400, 401, 403, 404, 502),
+        )
+    },
+    **_STAFF_PATHS,
 }
 
 OPENAPI: dict[str, Any] = {
@@ -114,154 +694,26 @@ OPENAPI: dict[str, Any] = {
     "components": {
         "securitySchemes": {"staffToken": {"type": "http", "scheme": "bearer"}},
         "schemas": {
-            "Error": {
-                "type": "object",
-                "required": ["error"],
-                "properties": {
-                    "error": {
-                        "type": "object",
-                        "required": ["code", "message"],
-                        "properties": {
+            "Error": _object(
+                {
+                    "error": _object(
+                        {
                             "code": {"type": "string"},
                             "message": {"type": "string"},
                             "field": {"type": "string"},
                         },
-                    }
+                        ("code", "message"),
+                    )
                 },
-            },
+                ("error",),
+            ),
             "Money": _MONEY,
             "Draft": _DRAFT,
-            "CaseSummary": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "subject": {"type": "string"},
-                    "status": {
-                        "enum": [
-                            "open",
-                            "awaiting_approval",
-                            "executing",
-                            "resolved",
-                            "needs_attention",
-                        ]
-                    },
-                    "owner": {"type": ["string", "null"]},
-                    "identity_level": {"enum": ["none", "claim", "medium", "strong"]},
-                },
-            },
-            "Proposal": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "revision": {"type": "integer"},
-                    "status": {"enum": ["blocked", "awaiting_approval", "approved", "rejected"]},
-                    "kind": {"type": "string"},
-                    "target": {"type": "string"},
-                    "amount": _MONEY,
-                    "digest": {"type": "string"},
-                    "approvals_required": {"type": "integer"},
-                    "verdict": {"type": "object", "description": "every check, its result, facts"},
-                },
-            },
-            "Action": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "status": {
-                        "enum": [
-                            "queued",
-                            "submitting",
-                            "unknown",
-                            "halted",
-                            "rejected",
-                            "expired",
-                            "needs_decision",
-                            "pending",
-                            "requires_action",
-                            "succeeded",
-                            "failed",
-                            "canceled",
-                        ]
-                    },
-                    "provider_ref": {"type": ["string", "null"]},
-                    "idempotency_key": {"type": "string"},
-                    "attempts": {"type": "array", "items": {"type": "object"}},
-                },
-            },
+            "PolicyRules": _POLICY_RULES,
+            "CaseSummary": _CASE_SUMMARY,
+            "Proposal": _PROPOSAL,
+            "Action": _ACTION,
         },
     },
-    "paths": _with_path_parameters(
-        {
-            "/api/cases": {
-                "get": _op("Cases of the caller's shop", {"type": "object"}),
-                "post": _op("Open a case", _ref("CaseSummary"), {"type": "object"}, status=201),
-            },
-            "/api/cases/{case_id}": {"get": _op("The case file", {"type": "object"})},
-            "/api/cases/{case_id}/audit": {
-                "get": _op("The case's audit trail", {"type": "object"})
-            },
-            "/api/cases/{case_id}/proposals": {
-                "post": _op(
-                    "Propose an action; the verdict comes back",
-                    _PROPOSAL_RESULT,
-                    _ref("Draft"),
-                    status=201,
-                ),
-            },
-            "/api/proposals/{proposal_id}": {
-                "put": _op(
-                    "Edit a proposal (voids its approvals)",
-                    _PROPOSAL_RESULT,
-                    _ref("Draft"),
-                    (400, 401, 403, 404, 409),
-                ),
-            },
-            "/api/proposals/{proposal_id}/approve": {
-                "post": _op(
-                    "Approve the exact digest reviewed",
-                    _PROPOSAL_RESULT,
-                    {
-                        "type": "object",
-                        "required": ["digest"],
-                        "properties": {"digest": {"type": "string"}},
-                    },
-                    (400, 401, 403, 404, 409),
-                ),
-            },
-            "/api/proposals/{proposal_id}/reject": {
-                "post": _op(
-                    "Reject a proposal",
-                    {"type": "object"},
-                    {
-                        "type": "object",
-                        "required": ["reason"],
-                        "properties": {"reason": {"type": "string"}},
-                    },
-                    (400, 401, 403, 404, 409),
-                ),
-            },
-            "/api/actions/{action_id}": {"get": _op("An action with its attempts", _ref("Action"))},
-            "/api/shop": {"get": _op("Shop settings and current policy", {"type": "object"})},
-            "/api/shop/writes": {
-                "put": _op(
-                    "Turn provider writes on or off (protection mode)",
-                    {"type": "object"},
-                    {"type": "object"},
-                )
-            },
-            "/api/shop/kill-switch": {
-                "put": _op(
-                    "Engage or release the kill switch", {"type": "object"}, {"type": "object"}
-                )
-            },
-            "/api/shop/policy": {
-                "put": _op("Save a new policy version", {"type": "object"}, {"type": "object"})
-            },
-            "/api/shop/connections/stripe": {
-                "put": _op(
-                    "Connect Stripe with a restricted key", {"type": "object"}, {"type": "object"}
-                )
-            },
-        }
-    ),
+    "paths": _with_path_parameters(PATHS),
 }

@@ -1,12 +1,16 @@
-"""Staff API handlers: parse, call the domain, commit, then enqueue. Nothing else."""
+"""Staff API handlers: parse, call the domain, commit, then enqueue. Nothing else.
+
+Every value read here is bounded by :mod:`app.validation`, the same rules the domain
+applies, and described with the same bounds in :mod:`app.web.api.openapi`.
+"""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
 from sqlalchemy import select
+from werkzeug.datastructures import MultiDict
 
 from app.approvals.drafts import parse_draft
 from app.approvals.service import (
@@ -16,19 +20,32 @@ from app.approvals.service import (
     reject_proposal,
     revise_proposal,
 )
+from app.cases.models import CaseStatus
 from app.cases.service import case_audit, case_file, get_case, list_cases, open_case
 from app.clock import utcnow
 from app.connections.models import Connection
-from app.connections.service import connect_stripe
+from app.connections.service import save_stripe_connection, stripe_webhook_url
 from app.db import request_session
 from app.errors import InvalidInput, NotFound
-from app.execution.models import Action, ActionAttempt
+from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.execution.providers import AdapterFactory
-from app.execution.queueing import enqueue_execution
-from app.queue import RedisExtension
 from app.settings import Settings
 from app.shops.service import current_policy, save_policy, set_kill_switch, set_writes_enabled
+from app.validation import (
+    DIGEST_LENGTH,
+    LONG_TEXT,
+    PAGE_DEFAULT,
+    PAGE_MAXIMUM,
+    REASON_TEXT,
+    boolean,
+    choice,
+    integer,
+    json_object,
+    optional_uuid,
+    text,
+)
 from app.web.api.openapi import OPENAPI
+from app.web.api.parsing import json_body, text_field
 from app.web.api.serialize import (
     action_json,
     audit_json,
@@ -38,6 +55,7 @@ from app.web.api.serialize import (
     proposal_json,
 )
 from app.web.auth import require_staff
+from app.web.dispatch import commit_and_enqueue
 from integrations.provider import ProviderAdapter
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -52,6 +70,8 @@ def openapi() -> Response:
 @require_staff
 def cases_index() -> Response:
     status = request.args.get("status")
+    if status is not None:
+        status = choice(status, "status", [s.value for s in CaseStatus])
     cases = list_cases(request_session(), g.shop.id, status)
     return jsonify({"cases": [case_summary_json(c) for c in cases]})
 
@@ -59,16 +79,16 @@ def cases_index() -> Response:
 @bp.post("/cases")
 @require_staff
 def cases_create() -> tuple[Response, int]:
-    body = _json_body()
+    body = json_body("subject", "request_text", "identity_level", "customer_id")
     session = request_session()
     case = open_case(
         session,
         shop=g.shop,
         actor=g.actor,
-        customer_id=_optional_uuid(body.get("customer_id"), "customer_id"),
-        subject=_text(body, "subject", required=True),
-        request_text=_text(body, "request_text"),
-        identity_level=_text(body, "identity_level") or "none",
+        customer_id=optional_uuid(body.get("customer_id"), "customer_id"),
+        subject=text_field(body, "subject", required=True),
+        request_text=text_field(body, "request_text", max_length=LONG_TEXT, multiline=True),
+        identity_level=text_field(body, "identity_level") or "none",
         now=utcnow(),
     )
     session.commit()
@@ -103,7 +123,7 @@ def cases_audit(case_id: uuid.UUID) -> Response:
 def proposals_create(case_id: uuid.UUID) -> tuple[Response, int]:
     session = request_session()
     case = get_case(session, g.shop.id, case_id)
-    draft = parse_draft(_json_body())
+    draft = parse_draft(json_body())
     result = create_proposal(
         session,
         shop=g.shop,
@@ -120,7 +140,7 @@ def proposals_create(case_id: uuid.UUID) -> tuple[Response, int]:
 @bp.put("/proposals/<uuid:proposal_id>")
 @require_staff
 def proposals_update(proposal_id: uuid.UUID) -> tuple[Response, int]:
-    draft = parse_draft(_json_body())
+    draft = parse_draft(json_body())
     result = revise_proposal(
         request_session(),
         shop=g.shop,
@@ -137,13 +157,13 @@ def proposals_update(proposal_id: uuid.UUID) -> tuple[Response, int]:
 @bp.post("/proposals/<uuid:proposal_id>/approve")
 @require_staff
 def proposals_approve(proposal_id: uuid.UUID) -> tuple[Response, int]:
-    body = _json_body()
+    body = json_body("digest")
     result = approve_proposal(
         request_session(),
         shop=g.shop,
         proposal_id=proposal_id,
         actor=g.actor,
-        digest=_text(body, "digest", required=True),
+        digest=text_field(body, "digest", max_length=DIGEST_LENGTH, required=True),
         settings=_settings(),
         now=utcnow(),
     )
@@ -153,18 +173,32 @@ def proposals_approve(proposal_id: uuid.UUID) -> tuple[Response, int]:
 @bp.post("/proposals/<uuid:proposal_id>/reject")
 @require_staff
 def proposals_reject(proposal_id: uuid.UUID) -> tuple[Response, int]:
-    body = _json_body()
+    body = json_body("reason")
     session = request_session()
     proposal = reject_proposal(
         session,
         shop=g.shop,
         proposal_id=proposal_id,
         actor=g.actor,
-        reason=_text(body, "reason", required=True),
+        reason=text_field(body, "reason", max_length=REASON_TEXT, required=True, multiline=True),
         now=utcnow(),
     )
     session.commit()
     return jsonify({"proposal": proposal_json(proposal)}), 200
+
+
+@bp.get("/actions")
+@require_staff
+def actions_index() -> Response:
+    """The shop's actions in the given statuses (all when none is given), newest first."""
+    statuses = _statuses(request.args)
+    limit = _limit(request.args.get("limit"))
+    query = select(Action).where(Action.shop_id == g.shop.id)
+    if statuses:
+        query = query.where(Action.status.in_(statuses))
+    query = query.order_by(Action.created_at.desc(), Action.id.desc()).limit(limit)
+    actions = request_session().scalars(query)
+    return jsonify({"actions": [action_json(a) for a in actions]})
 
 
 @bp.get("/actions/<uuid:action_id>")
@@ -209,7 +243,7 @@ def shop_show() -> Response:
 @require_staff
 def shop_writes() -> Response:
     session = request_session()
-    enabled = _bool(_json_body(), "enabled")
+    enabled = boolean(json_body("enabled").get("enabled"), "enabled")
     set_writes_enabled(session, shop=g.shop, actor=g.actor, enabled=enabled, now=utcnow())
     session.commit()
     return jsonify({"writes_enabled": g.shop.writes_enabled})
@@ -219,7 +253,7 @@ def shop_writes() -> Response:
 @require_staff
 def shop_kill_switch() -> Response:
     session = request_session()
-    engaged = _bool(_json_body(), "engaged")
+    engaged = boolean(json_body("engaged").get("engaged"), "engaged")
     set_kill_switch(session, shop=g.shop, actor=g.actor, engaged=engaged, now=utcnow())
     session.commit()
     return jsonify({"kill_switch": g.shop.kill_switch})
@@ -229,9 +263,7 @@ def shop_kill_switch() -> Response:
 @require_staff
 def shop_policy() -> Response:
     session = request_session()
-    rules = _json_body().get("rules")
-    if not isinstance(rules, dict):
-        raise InvalidInput("rules must be an object", field="rules")
+    rules = json_object(json_body("rules").get("rules"), "rules")
     policy = save_policy(session, shop=g.shop, actor=g.actor, rules=rules, now=utcnow())
     session.commit()
     return jsonify({"policy": policy.to_dict()})
@@ -240,25 +272,33 @@ def shop_policy() -> Response:
 @bp.put("/shop/connections/stripe")
 @require_staff
 def shop_connect_stripe() -> Response:
-    body = _json_body()
+    body = json_body("api_key", "livemode", "webhook_secret")
     session = request_session()
-    connection = connect_stripe(
+    settings = _settings()
+    # A merchant who brings a signing secret has registered the endpoint by hand.
+    webhook_secret = text(body.get("webhook_secret"), "webhook_secret")
+    base_url = settings.public_url or request.host_url
+    saved = save_stripe_connection(
         session,
         shop=g.shop,
         actor=g.actor,
-        api_key=_text(body, "api_key", required=True),
-        livemode=_bool(body, "livemode"),
-        webhook_secret=_text(body, "webhook_secret") or None,
+        api_key=text_field(body, "api_key", required=True),
+        livemode=boolean(body.get("livemode"), "livemode"),
+        webhook_secret=webhook_secret,
         box=current_app.extensions["caseward.secret_box"],
         now=utcnow(),
+        webhook_base_url=base_url,
+        api_base=settings.stripe_api_base or None,
+        timeout_seconds=settings.provider_timeout_seconds,
     )
     session.commit()
     return jsonify(
         {
             "provider": "stripe",
-            "key": connection.key_hint,
-            "livemode": connection.livemode,
-            "webhook_url": f"/webhooks/stripe/{connection.id}",
+            "key": saved.connection.key_hint,
+            "livemode": saved.connection.livemode,
+            "webhook_url": stripe_webhook_url(base_url, saved.connection.id),
+            "webhook_registered": saved.webhook_registered,
         }
     )
 
@@ -277,9 +317,7 @@ def _adapter(provider: str) -> ProviderAdapter:
 
 
 def _commit_and_enqueue(result: ProposalResult) -> Response:
-    request_session().commit()
-    if result.action is not None:
-        enqueue_execution(RedisExtension.queue(current_app), result.action.id)
+    commit_and_enqueue(result)
     return jsonify(
         {
             "proposal": proposal_json(result.proposal),
@@ -288,33 +326,15 @@ def _commit_and_enqueue(result: ProposalResult) -> Response:
     )
 
 
-def _json_body() -> dict[str, Any]:
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise InvalidInput("the request body must be a JSON object", field="body")
-    return body
+def _statuses(args: MultiDict[str, str]) -> list[str]:
+    known = [status.value for status in ActionStatus]
+    return [choice(value, "status", known) for value in args.getlist("status")]
 
 
-def _text(body: dict[str, Any], name: str, *, required: bool = False) -> str:
-    value = body.get(name)
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str) or (required and not value.strip()):
-        raise InvalidInput(f"{name} is required text", field=name)
-    return value
-
-
-def _bool(body: dict[str, Any], name: str) -> bool:
-    value = body.get(name)
-    if not isinstance(value, bool):
-        raise InvalidInput(f"{name} must be true or false", field=name)
-    return value
-
-
-def _optional_uuid(value: object, name: str) -> uuid.UUID | None:
+def _limit(value: str | None) -> int:
     if value is None:
-        return None
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise InvalidInput(f"{name} must be an id", field=name) from None
+        return PAGE_DEFAULT
+    # Digits only: int() would also take " 7", "+7" and "1_0".
+    if not value.isascii() or not value.isdigit() or len(value) > 10:
+        raise InvalidInput(f"limit is a whole number from 1 to {PAGE_MAXIMUM}", field="limit")
+    return integer(int(value), "limit", minimum=1, maximum=PAGE_MAXIMUM)

@@ -1,0 +1,23 @@
+"""Settings for tests that talk to the Stripe sandbox fixture (``tests/conftest.py``)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from typing import Any
+
+from app.settings import Settings
+from integrations.stripe.sandbox import StripeSandbox
+
+
+def with_sandbox(settings: Settings, sandbox: StripeSandbox, **overrides: Any) -> Settings:
+    """``settings`` pointed at ``sandbox``, on a queue of the test's own (so no job of an
+    earlier test can reach it), with ``overrides``."""
+    assert sandbox._server is not None
+    host, port = sandbox._server.server_address[:2]
+    return replace(
+        settings,
+        stripe_api_base=f"http://{host!s}:{port}",
+        queue_name=f"caseward-test-{uuid.uuid4().hex[:8]}",
+        **overrides,
+    )
