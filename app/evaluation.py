@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from app.cases.models import Order
+from app.cases.models import Case, Customer, Order
 from app.execution.models import Action, ActionStatus
 from app.guard import (
     IdentityLevel,
@@ -72,14 +72,16 @@ class Draft:
 class Evaluation:
     verdict: Verdict
     facts: TargetFacts
+    # The case's customer at the provider, which the checks bound the action to.
+    case_customer: str | None
 
 
 def evaluate_draft(
     session: Session,
     *,
     shop: Shop,
+    case: Case,
     draft: Draft,
-    identity_level: IdentityLevel,
     proposed_by: str,
     policy: PolicyRules,
     adapter: ProviderAdapter,
@@ -87,8 +89,14 @@ def evaluate_draft(
     own_action_id: uuid.UUID | None = None,
 ) -> Evaluation:
     """``own_action_id``: when re-checking an approved action, so it is not counted
-    against itself, and so its own write, if it already landed, is recognised."""
-    in_flight, history = _our_actions(session, shop.id, draft, policy, own_action_id, now)
+    against itself, and so its own write, if it already landed, is recognised.
+
+    The customer is the case's, read afresh here: whoever the proposal names, the
+    checks compare the target's owner with the case's customer at the provider."""
+    case_customer = case_customer_at(session, case, draft.provider)
+    in_flight, history = _our_actions(
+        session, shop.id, draft, case_customer, policy, own_action_id, now
+    )
     order = _order_for(session, shop.id, draft)
     facts = adapter.facts(draft.kind, draft.target)
     proposal = ProposedAction(
@@ -99,9 +107,10 @@ def evaluate_draft(
         amount=Money(draft.amount, draft.currency)
         if draft.amount is not None and draft.currency
         else None,
+        case_customer=case_customer,
         line_items=draft.line_items,
         params=draft.params,
-        identity_level=identity_level,
+        identity_level=IdentityLevel(case.identity_level),
         proposed_by=proposed_by,
         proposal_id=str(own_action_id) if own_action_id else None,
     )
@@ -115,13 +124,22 @@ def evaluate_draft(
         order=order,
         now=now,
     )
-    return Evaluation(verdict=verdict, facts=facts)
+    return Evaluation(verdict=verdict, facts=facts, case_customer=case_customer)
+
+
+def case_customer_at(session: Session, case: Case, provider: str) -> str | None:
+    """The case's customer as ``provider`` knows them, or None when there is no link."""
+    if case.customer_id is None:
+        return None
+    customer = session.get(Customer, case.customer_id)
+    return customer.identity_at(provider) if customer is not None else None
 
 
 def _our_actions(
     session: Session,
     shop_id: uuid.UUID,
     draft: Draft,
+    customer: str | None,
     policy: PolicyRules,
     own_action_id: uuid.UUID | None,
     now: datetime,
@@ -144,11 +162,11 @@ def _our_actions(
             Action.status.in_(ActionStatus.IN_FLIGHT),
         ),
     )
-    customer_unknown = policy.per_customer_cap is not None and not draft.customer_ref
+    customer_unknown = policy.per_customer_cap is not None and not customer
     if policy.per_shop_cap is None and not customer_unknown:
         related = [Action.target == draft.target]
-        if draft.customer_ref:
-            related.append(Action.customer_ref == draft.customer_ref)
+        if customer:
+            related.append(Action.customer_ref == customer)
         query = query.where(or_(*related))
     if own_action_id is not None:
         query = query.where(Action.id != own_action_id)
@@ -169,7 +187,7 @@ def _our_actions(
                     customer_ref=action.customer_ref,
                     amount=amount,
                     line_items=line_item_refs(action.line_items),
-                    status=_IN_FLIGHT_STATUS[action.status],
+                    status=_IN_FLIGHT_STATUS[ActionStatus(action.status)],
                 )
             )
         elif amount is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from enum import StrEnum, nonmember
 from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, Integer, String, Text, Uuid
@@ -13,13 +14,13 @@ from app.clock import utcnow
 from app.db import Base, UTCDateTime
 
 
-class ProposalStatus:
-    """Lifecycle of a proposal.
+class ProposalStatus(StrEnum):
+    """Lifecycle of a proposal. Changes follow :data:`app.lifecycle.PROPOSAL_MOVES`.
 
     ``blocked``: a built-in check or policy refuses it; nothing can approve it.
     ``awaiting_approval``: checks passed; it needs ``approvals_required`` people.
     ``approved``: enough valid approvals; an action exists and owns execution.
-    ``rejected``: a person said no. ``superseded``: edited into a new revision.
+    ``rejected``: a person said no.
     """
 
     BLOCKED = "blocked"
@@ -27,7 +28,7 @@ class ProposalStatus:
     APPROVED = "approved"
     REJECTED = "rejected"
 
-    OPEN = (BLOCKED, AWAITING_APPROVAL)
+    OPEN = nonmember((BLOCKED, AWAITING_APPROVAL))
 
 
 class Proposal(Base):

@@ -6,7 +6,8 @@ The rules this module enforces:
 * an approval counts only for the digest it was given to, only once, and only
   until it expires; editing a proposal voids every approval of it;
 * an approver needs the role and a limit that covers the amount; under the
-  two-person rule the proposer cannot be one of the approvers;
+  two-person rule the proposer cannot be one of the approvers; nothing is approved
+  while the kill switch is on or the shop is in protection mode;
 * the proposal row is locked while it is approved, so two people clicking at
   once yield one action.
 
@@ -30,14 +31,25 @@ from app.cases.service import get_case
 from app.errors import Conflict, Forbidden, NotFound
 from app.evaluation import Draft, Evaluation, evaluate_draft
 from app.execution.models import Action, ActionStatus
-from app.guard import IdentityLevel, Verdict
+from app.guard import Verdict
+from app.lifecycle import move_action, move_case, move_proposal
 from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop, StaffRole
 from app.shops.service import current_policy, require_role
-from integrations.provider import PaymentFacts, ProviderAdapter
+from integrations.provider import ProviderAdapter
 
 POLICY_ACTOR_PREFIX = "policy:v"
+SYSTEM_ACTOR = "caseward:worker"
+
+
+# What a person can do next when a proposal is not in the state a request needs.
+_NEXT_STEP = {
+    ProposalStatus.BLOCKED: "edit it so that its failing checks pass, or reject it",
+    ProposalStatus.AWAITING_APPROVAL: "approve or reject it",
+    ProposalStatus.APPROVED: "its action is under way: follow the action's status",
+    ProposalStatus.REJECTED: "propose a new action instead",
+}
 
 
 @dataclass(frozen=True)
@@ -94,13 +106,18 @@ def revise_proposal(
     if action is not None:
         if action.status != ActionStatus.QUEUED:
             raise Conflict(
-                f"the approved action is already {action.status}; it can no longer be edited",
+                f"the approved action is already {action.status}; it can no longer be edited. "
+                "Follow the action's status, and propose a new action if more is needed",
                 code="already_executing",
             )
         # Approved but not yet sent: the worker will see the digest change and send nothing.
         _halt(session, action, "the proposal was edited after approval", actor, now)
     elif proposal.status not in ProposalStatus.OPEN:
-        raise Conflict(f"a {proposal.status} proposal cannot be edited", code="proposal_closed")
+        raise Conflict(
+            f"a {proposal.status} proposal cannot be edited; "
+            f"{_NEXT_STEP[ProposalStatus(proposal.status)]}",
+            code="proposal_closed",
+        )
     _void_approvals(session, proposal, "the proposal was edited", now)
     proposal.revision += 1
     return _apply(
@@ -138,13 +155,27 @@ def approve_proposal(
     if digest != digest_of(proposal, policy_version):
         raise Conflict(
             f"the proposal (now revision {proposal.revision}) or the shop's policy (now "
-            f"version {policy_version}) changed since it was reviewed; review it again",
+            f"version {policy_version}) changed since it was reviewed; reload it, review it "
+            "again and approve its current digest",
             code="stale_digest",
         )
     if proposal.status != ProposalStatus.AWAITING_APPROVAL:
         raise Conflict(
-            f"the proposal is {proposal.status}, not awaiting approval",
+            f"the proposal is {proposal.status}, not awaiting approval; "
+            f"{_NEXT_STEP[ProposalStatus(proposal.status)]}",
             code=f"proposal_{proposal.status}",
+        )
+    if shop.kill_switch:
+        raise Conflict(
+            "the kill switch is on: nothing can be approved until an owner turns it off "
+            "in Settings",
+            code="kill_switch",
+        )
+    if not shop.writes_enabled:
+        raise Conflict(
+            "the shop is in protection mode (read-only): an owner must turn writes on in "
+            "Settings before anything can be approved",
+            code="protection_mode",
         )
     if proposal.amount is not None and proposal.currency is not None:
         limit = int(member.approval_limits.get(proposal.currency, 0))
@@ -161,7 +192,10 @@ def approve_proposal(
         )
     valid = _valid_approvals(session, proposal, now)
     if any(approval.approver == actor for approval in valid):
-        raise Conflict(f"{actor} has already approved this proposal", code="already_approved")
+        raise Conflict(
+            f"{actor} has already approved this proposal; it needs another approver",
+            code="already_approved",
+        )
 
     case = get_case(session, shop.id, proposal.case_id)
     approval = _approval(session, proposal, digest, actor, settings, now)
@@ -193,19 +227,44 @@ def reject_proposal(
     require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, "reject actions")
     proposal = _locked_proposal(session, shop.id, proposal_id)
     if proposal.status not in ProposalStatus.OPEN:
-        raise Conflict(f"the proposal is {proposal.status}", code=f"proposal_{proposal.status}")
-    proposal.status = ProposalStatus.REJECTED
+        raise Conflict(
+            f"the proposal is {proposal.status}; {_NEXT_STEP[ProposalStatus(proposal.status)]}",
+            code=f"proposal_{proposal.status}",
+        )
     _void_approvals(session, proposal, "the proposal was rejected", now)
-    audit.record(
+    move_proposal(
         session,
-        shop_id=shop.id,
-        kind="proposal.rejected",
+        proposal,
+        ProposalStatus.REJECTED,
+        event="proposal.rejected",
         actor=actor,
-        case_id=proposal.case_id,
-        data={"reason": reason},
         now=now,
+        data={"reason": reason},
     )
     return proposal
+
+
+def reopen_after_expiry(
+    session: Session, proposal: Proposal, action: Action, now: datetime
+) -> None:
+    """The approval expired before its action was sent: nothing happened at the provider,
+    so the proposal goes back for approval as a new revision (a new approval makes a new
+    action, with a new idempotency key)."""
+    _void_approvals(session, proposal, "the approval expired before execution", now)
+    proposal.revision += 1
+    move_proposal(
+        session,
+        proposal,
+        ProposalStatus.AWAITING_APPROVAL,
+        event="proposal.reopened",
+        actor=SYSTEM_ACTOR,
+        now=now,
+        data={
+            "reason": "the approval expired unsent",
+            "expired_action_id": str(action.id),
+            "revision": proposal.revision,
+        },
+    )
 
 
 # ------------------------------------------------------------------ internals
@@ -227,14 +286,12 @@ def _apply(
     """Check ``draft``, write it into ``proposal`` with its verdict and digest, record it,
     and let an explicit shop policy approve it when it says so."""
     evaluation = _evaluate(session, shop, case, proposal, draft, adapter, now)
-    customer_ref = draft.customer_ref
-    if customer_ref is None and isinstance(evaluation.facts, PaymentFacts):
-        customer_ref = evaluation.facts.customer_id
     verdict = evaluation.verdict
     proposal.kind = draft.kind.value
     proposal.provider = draft.provider
     proposal.target = draft.target
-    proposal.customer_ref = customer_ref
+    # Bound to the case's customer, whoever the draft named: the digest covers it.
+    proposal.customer_ref = evaluation.case_customer
     proposal.amount = draft.amount
     proposal.currency = draft.currency
     proposal.line_items = [
@@ -245,23 +302,22 @@ def _apply(
     proposal.verdict = verdict.to_dict()
     proposal.policy_version = verdict.policy_version
     proposal.approvals_required = verdict.approvals_required
-    proposal.status = (
+    status = (
         ProposalStatus.BLOCKED if verdict.outcome == "blocked" else ProposalStatus.AWAITING_APPROVAL
     )
     proposal.digest = digest_of(proposal, proposal.policy_version)
-    if proposal.status == ProposalStatus.AWAITING_APPROVAL and case.status == CaseStatus.OPEN:
-        case.status = CaseStatus.AWAITING_APPROVAL
     session.add(proposal)
-    session.flush()
-    audit.record(
+    move_proposal(
         session,
-        shop_id=shop.id,
-        kind=event,
+        proposal,
+        status,
+        event=event,
         actor=actor,
-        case_id=case.id,
-        data=_proposal_audit(proposal, evaluation.verdict),
         now=now,
+        data=_proposal_audit(proposal, evaluation.verdict),
     )
+    if status == ProposalStatus.AWAITING_APPROVAL:
+        move_case(session, case, CaseStatus.AWAITING_APPROVAL, actor=actor, now=now)
     return ProposalResult(proposal, _auto_approve(session, shop, case, proposal, settings, now))
 
 
@@ -277,8 +333,8 @@ def _evaluate(
     return evaluate_draft(
         session,
         shop=shop,
+        case=case,
         draft=draft,
-        identity_level=IdentityLevel(case.identity_level),
         proposed_by=proposal.proposed_by,
         policy=current_policy(session, shop.id),
         adapter=adapter,
@@ -357,8 +413,17 @@ def _create_action(
     session.flush()
     for approval in approvals:
         approval.consumed_by_action = action.id
-    proposal.status = ProposalStatus.APPROVED
-    case.status = CaseStatus.EXECUTING
+    approver = approvals[-1].approver
+    move_proposal(
+        session,
+        proposal,
+        ProposalStatus.APPROVED,
+        event="proposal.status_changed",
+        actor=approver,
+        now=now,
+        data={"action_id": str(action.id)},
+    )
+    move_case(session, case, CaseStatus.EXECUTING, actor=approver, now=now, action=action)
     audit.record(
         session,
         shop_id=shop.id,
@@ -406,17 +471,15 @@ def _void_approvals(session: Session, proposal: Proposal, reason: str, now: date
 
 
 def _halt(session: Session, action: Action, reason: str, actor: str, now: datetime) -> None:
-    action.status = ActionStatus.HALTED
     action.status_reason = reason
-    audit.record(
+    move_action(
         session,
-        shop_id=action.shop_id,
-        kind="action.halted",
+        action,
+        ActionStatus.HALTED,
+        event="action.halted",
         actor=actor,
-        case_id=action.case_id,
-        action_id=action.id,
-        data={"reason": reason},
         now=now,
+        data={"reason": reason},
     )
 
 
@@ -451,6 +514,5 @@ def _proposal_audit(proposal: Proposal, verdict: Verdict) -> dict[str, object]:
         "currency": proposal.currency,
         "line_items": proposal.line_items,
         "params": proposal.params,
-        "status": proposal.status,
         "verdict": verdict.to_dict(),
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, Integer, String, Text, UniqueConstraint, Uuid
@@ -23,6 +24,10 @@ class Customer(Base):
     stripe_customer_id: Mapped[str | None] = mapped_column(String(255))
     shopify_customer_id: Mapped[str | None] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    def identity_at(self, provider: str) -> str | None:
+        """The customer's own id at ``provider``: the only owner money may reach."""
+        return {"stripe": self.stripe_customer_id}.get(provider)
 
 
 class Order(Base):
@@ -49,8 +54,11 @@ class Order(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
-class CaseStatus:
-    """Where a case stands. ``needs_attention`` always has a named owner."""
+class CaseStatus(StrEnum):
+    """Where a case stands. ``needs_attention`` always has a named owner.
+
+    Changes follow :data:`app.lifecycle.CASE_MOVES`.
+    """
 
     OPEN = "open"
     AWAITING_APPROVAL = "awaiting_approval"

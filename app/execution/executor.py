@@ -8,6 +8,14 @@ The sequence for a queued action (see ARCHITECTURE.md):
    with an attempt row. The idempotency key was stored when the action was made.
 2. Outside any transaction: one provider call with that key.
 3. In a new transaction: record what the provider answered, or ``unknown``.
+   A request that never reached the provider (a refused connection) or that it
+   turned away unprocessed (429) is queued again at once, or after the provider's
+   ``Retry-After``, with the same key: no reconciliation delay, nothing to look up.
+
+A job that cannot run (the shop's connection is gone, the adapter refuses to
+build) ends its action as ``cannot_run``, in front of a person, instead of being
+queued again at every sweep. An approval that expired unsent sends the proposal
+back for approval: a new approval makes a new action with a new key.
 
 An ``unknown`` action is looked up at the provider (:func:`reconcile_action`) and
 only resent, with the same key and parameters, when the provider shows nothing
@@ -16,6 +24,8 @@ and the key is still alive. Nothing here ever makes a second key.
 
 from __future__ import annotations
 
+import logging
+import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,24 +34,34 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app import audit
 from app.approvals.digest import digest_of
 from app.approvals.models import Proposal
+from app.approvals.service import reopen_after_expiry
 from app.cases.models import Case
 from app.db import locked_row
+from app.errors import CasewardError
 from app.evaluation import Draft, evaluate_draft, line_item_refs
 from app.execution.models import Action, ActionAttempt, ActionStatus, TargetLock
 from app.execution.providers import AdapterFactory
-from app.execution.status import apply_provider_answer, mark_unknown, send_back_for_review
-from app.guard import IdentityLevel
+from app.execution.status import (
+    SYSTEM_ACTOR,
+    apply_provider_answer,
+    escalate,
+    mark_unknown,
+    stop_action,
+)
+from app.lifecycle import ACTION_MOVES, move_action
 from app.settings import Settings
+from app.shops.models import Shop
 from app.shops.service import current_policy, get_shop
 from integrations.provider import (
     ACTION_ID_METADATA_KEY,
     ActionKind,
     ActionRequest,
+    CredentialsRefused,
     CustomerFacts,
     IdempotencyConflict,
+    NotSent,
     OutcomeUnknown,
     PaymentFacts,
     ProviderAdapter,
@@ -50,9 +70,17 @@ from integrations.provider import (
     ProviderRejected,
     ProviderStatus,
     TargetFacts,
+    Throttled,
 )
 
-SYSTEM_ACTOR = "caseward:worker"
+log = logging.getLogger(__name__)
+
+# A job that cannot even build its adapter: no connection, refused credentials.
+_CANNOT_BUILD = (CasewardError, CredentialsRefused, ValueError)
+# Pauses before resending a request that never reached the provider, when it gave no
+# Retry-After: short, since nothing is in doubt, but not a hot loop against an outage.
+_UNSENT_FIRST_PAUSE = 0.5
+_UNSENT_MAX_PAUSE = 60.0
 
 
 @dataclass(frozen=True)
@@ -63,6 +91,11 @@ class ExecutionContext:
     adapters: AdapterFactory
     settings: Settings
     clock: Callable[[], datetime]
+    # Puts the action's execution back on the queue after a delay (seconds); without
+    # it the sweeper picks the action up once its ``next_check_at`` is due.
+    resend_later: Callable[[uuid.UUID, float], None] | None = None
+    # 0 <= jitter() < 1 spreads look-ups of unclear outcomes; tests pin it.
+    jitter: Callable[[], float] = random.random
 
 
 def execute_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
@@ -71,60 +104,77 @@ def execute_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
         action = _locked_action(session, action_id)
         if action is None or action.status != ActionStatus.QUEUED:
             return action.status if action is not None else "missing"
+        if action.next_check_at is not None and action.next_check_at > ctx.clock():
+            return action.status  # a resend is scheduled for later (Retry-After)
         prepared = _prepare_send(ctx, session, action, purpose="submit")
-        if prepared is None:
-            return action.status
-        request = action_request(action)
+        status, request = action.status, action_request(action)
+    if prepared is None:
+        return status
+    if isinstance(prepared, float):
+        _resend_later(ctx, action_id, prepared)
+        return status
     return _send(ctx, action_id, request, *prepared)
 
 
 def reconcile_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
     """Find an ``unknown`` action's effect at the provider; resend only if there is none."""
-    now = ctx.clock()
     with ctx.session_factory() as session, session.begin():
         action = _locked_action(session, action_id)
         if action is None or action.status != ActionStatus.UNKNOWN:
             return action.status if action is not None else "missing"
         request = action_request(action)
-        adapter = ctx.adapters(session, action.shop_id, action.provider)
-        number = _next_attempt_number(session, action.id)
-        attempt = ActionAttempt(
-            action_id=action.id,
-            number=number,
-            purpose="find",
-            idempotency_key=action.idempotency_key,
-            started_at=now,
-        )
-        session.add(attempt)
-        action.checks_made += 1
-        try:
-            found = adapter.find(request)
-        except ProviderError as exc:
-            attempt.finished_at, attempt.outcome, attempt.detail = ctx.clock(), "error", str(exc)
-            action.next_check_at = now + _backoff(ctx.settings, action.checks_made)
+        if not _absent_and_resendable(ctx, session, action, request):
             return action.status
-        attempt.finished_at = ctx.clock()
-        if found is not None:
-            attempt.outcome = "found"
-            attempt.provider_ref, attempt.provider_status = found.reference, found.status
-            apply_provider_answer(session, action, found, source="reconciliation", now=now)
-            return action.status
-        attempt.outcome = "absent"
-        first_sent = action.first_sent_at or action.created_at
-        key_age = now - first_sent
-        if key_age > timedelta(seconds=ctx.settings.idempotency_key_lifetime_seconds):
-            action.status = ActionStatus.NEEDS_DECISION
-            action.status_reason = (
-                "the provider shows no effect and the idempotency key has expired: "
-                "resending could duplicate the action, so a person decides"
-            )
-            send_back_for_review(session, action, action.status_reason, now)
-            return action.status
-        action.status = ActionStatus.QUEUED
         prepared = _prepare_send(ctx, session, action, purpose="resubmit")
-        if prepared is None:
+        if not isinstance(prepared, tuple):
             return action.status
     return _send(ctx, action_id, request, *prepared)
+
+
+def _absent_and_resendable(
+    ctx: ExecutionContext, session: Session, action: Action, request: ActionRequest
+) -> bool:
+    """Look the action up; record what was found. True only when the provider shows no
+    effect and the key is still alive, so the same request may go out again."""
+    now = ctx.clock()
+    try:
+        adapter = ctx.adapters(session, action.shop_id, action.provider)
+    except _CANNOT_BUILD as exc:
+        _stop(session, action, ActionStatus.NEEDS_DECISION, f"cannot look it up: {exc}", now)
+        return False
+    attempt = ActionAttempt(
+        action_id=action.id,
+        number=_next_attempt_number(session, action.id),
+        purpose="find",
+        idempotency_key=action.idempotency_key,
+        started_at=now,
+    )
+    session.add(attempt)
+    action.checks_made += 1
+    try:
+        found = adapter.find(request)
+    except ProviderError as exc:
+        attempt.finished_at, attempt.outcome, attempt.detail = ctx.clock(), "error", str(exc)
+        action.next_check_at = now + _backoff(ctx, action.checks_made)
+        if _lookups_keep_failing(session, action, ctx.settings.lookup_failures_attention):
+            escalate(session, action, f"look-ups at the provider keep failing: {exc}", now)
+        return False
+    attempt.finished_at = ctx.clock()
+    if found is not None:
+        attempt.outcome = "found"
+        attempt.provider_ref, attempt.provider_status = found.reference, found.status
+        apply_provider_answer(session, action, found, source="reconciliation", now=now)
+        return False
+    attempt.outcome = "absent"
+    key_age = now - (action.first_sent_at or action.created_at)
+    if key_age > timedelta(seconds=ctx.settings.idempotency_key_lifetime_seconds):
+        reason = (
+            "the provider shows no effect and the idempotency key has expired: "
+            "resending could duplicate the action, so a person decides"
+        )
+        _stop(session, action, ActionStatus.NEEDS_DECISION, reason, now)
+        return False
+    return True
 
 
 def refresh_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
@@ -137,7 +187,12 @@ def refresh_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
             return "missing"
         if action.status not in _REFRESHABLE:
             return action.status
-        adapter = ctx.adapters(session, action.shop_id, action.provider)
+        try:
+            adapter = ctx.adapters(session, action.shop_id, action.provider)
+        except _CANNOT_BUILD as exc:
+            # The last status recorded stands; there is nothing to ask until it is fixed.
+            log.warning("refresh of action %s skipped: %s", action.id, exc)
+            return action.status
         found = adapter.find(action_request(action))
         if found is not None:
             apply_provider_answer(session, action, found, source="refresh", now=now)
@@ -175,10 +230,12 @@ def action_request(action: Action) -> ActionRequest:
 
 def _prepare_send(
     ctx: ExecutionContext, session: Session, action: Action, *, purpose: str
-) -> tuple[ProviderAdapter, int] | None:
+) -> tuple[ProviderAdapter, int] | float | None:
     """Decide, under the target lock, whether the action may go out; mark it submitting.
 
-    Returns the adapter to send with and the attempt number, or None when it must not go.
+    Returns the adapter to send with and the attempt number; or the seconds to wait
+    before trying again when the provider turned the fresh read away (429); or None
+    when it must not go.
     """
     now = ctx.clock()
     locked_row(
@@ -187,48 +244,46 @@ def _prepare_send(
     shop = get_shop(session, action.shop_id)
     proposal = session.get(Proposal, action.proposal_id)
     policy = current_policy(session, shop.id)
-    adapter: ProviderAdapter | None = None
-    stop_reason: str | None = None
     # Not sending now means "never sent" only on the first send; after an unclear first
     # send the earlier request may still land, so a person decides and refreshes continue.
-    stopped = ActionStatus.HALTED if purpose == "submit" else ActionStatus.NEEDS_DECISION
-    if shop.kill_switch:
-        stop_reason = "the shop's kill switch is on"
-    elif not shop.writes_enabled:
-        stop_reason = "the shop is in protection mode (read-only)"
-    elif now > action.approval_expires_at:
-        stop_reason = "the approval expired before the action was executed"
-        if purpose == "submit":
-            stopped = ActionStatus.EXPIRED
-    elif proposal is None or digest_of(proposal, policy.version) != action.digest:
-        stop_reason = "the proposal or the shop's policy changed after approval"
-    if stop_reason is None:
-        case = session.get(Case, action.case_id)
-        assert case is not None and proposal is not None
+    first = purpose == "submit"
+    stopped = ActionStatus.HALTED if first else ActionStatus.NEEDS_DECISION
+    if _stopped_before_checks(session, shop, proposal, policy.version, action, first, now):
+        return None
+    assert proposal is not None
+    try:
         adapter = ctx.adapters(session, action.shop_id, action.provider)
+    except _CANNOT_BUILD as exc:
+        reason = f"the action cannot run: {exc}"
+        _stop(session, action, ActionStatus.CANNOT_RUN if first else stopped, reason, now)
+        return None
+    case = session.get(Case, action.case_id)
+    assert case is not None
+    try:
         evaluation = evaluate_draft(
             session,
             shop=shop,
+            case=case,
             draft=_draft(action),
-            identity_level=IdentityLevel(case.identity_level),
             proposed_by=proposal.proposed_by,
             policy=policy,
             adapter=adapter,
             now=now,
             own_action_id=action.id,
         )
-        landed = _own_write(evaluation.facts, str(action.id))
-        if landed is not None:
-            # Our earlier send did land after all (a slow commit): record it, send nothing.
-            apply_provider_answer(session, action, landed, source="re-check", now=now)
-            return None
-        if evaluation.verdict.outcome == "blocked":
-            failing = [c.reason for c in evaluation.verdict.checks if not c.passed]
-            stop_reason = "checks at execution: " + "; ".join(failing)
-    if stop_reason is not None or adapter is None:
-        action.status = stopped
-        action.status_reason = stop_reason
-        send_back_for_review(session, action, stop_reason or "not sent", now)
+    except Throttled as exc:
+        if not first:
+            raise  # the sweeper schedules the look-up again
+        # The provider turned the fresh read away; nothing was sent. Try again later.
+        return _queue_again(ctx, session, action, exc, now)
+    landed = _own_write(evaluation.facts, str(action.id))
+    if landed is not None:
+        # Our earlier send did land after all (a slow commit): record it, send nothing.
+        apply_provider_answer(session, action, landed, source="re-check", now=now)
+        return None
+    if evaluation.verdict.outcome == "blocked":
+        failing = [c.reason for c in evaluation.verdict.checks if not c.passed]
+        _stop(session, action, stopped, "checks at execution: " + "; ".join(failing), now)
         return None
     number = _next_attempt_number(session, action.id)
     session.add(
@@ -240,20 +295,52 @@ def _prepare_send(
             started_at=now,
         )
     )
-    action.status = ActionStatus.SUBMITTING
     action.first_sent_at = action.first_sent_at or now
     action.submitted_at = now
-    audit.record(
+    action.next_check_at = None
+    move_action(
         session,
-        shop_id=action.shop_id,
-        kind=f"action.{purpose}",
+        action,
+        ActionStatus.SUBMITTING,
+        event=f"action.{purpose}",
         actor=SYSTEM_ACTOR,
-        case_id=action.case_id,
-        action_id=action.id,
-        data={"attempt": number, "idempotency_key": action.idempotency_key},
         now=now,
+        data={"attempt": number, "idempotency_key": action.idempotency_key},
     )
     return adapter, number
+
+
+def _stopped_before_checks(
+    session: Session,
+    shop: Shop,
+    proposal: Proposal | None,
+    policy_version: int,
+    action: Action,
+    first: bool,
+    now: datetime,
+) -> bool:
+    """The switches, the approval's expiry and the digest, before any provider call."""
+    stopped = ActionStatus.HALTED if first else ActionStatus.NEEDS_DECISION
+    if shop.uninstalled_at is not None:
+        reason = "the shop has uninstalled Caseward"
+        stopped = ActionStatus.CANNOT_RUN if first else stopped
+    elif shop.kill_switch:
+        reason = "the shop's kill switch is on"
+    elif not shop.writes_enabled:
+        reason = "the shop is in protection mode (read-only)"
+    elif now > action.approval_expires_at:
+        reason = "the approval expired before the action was executed"
+        if first and proposal is not None:
+            reason += "; nothing was sent, and the proposal awaits approval again"
+            _stop(session, action, ActionStatus.EXPIRED, reason, now)
+            reopen_after_expiry(session, proposal, action, now)
+            return True
+    elif proposal is None or digest_of(proposal, policy_version) != action.digest:
+        reason = "the proposal or the shop's policy changed after approval"
+    else:
+        return False
+    _stop(session, action, stopped, reason, now)
+    return True
 
 
 def _send(
@@ -272,7 +359,16 @@ def _send(
         # ValueError: the adapter refused to build the request, so nothing left this time.
         error = exc
     with ctx.session_factory() as session, session.begin():
-        return _record(ctx, session, action_id, attempt_number, answer, error)
+        status, resend_in = _record(ctx, session, action_id, attempt_number, answer, error)
+    if resend_in is not None:
+        _resend_later(ctx, action_id, resend_in)
+    return status
+
+
+def _resend_later(ctx: ExecutionContext, action_id: uuid.UUID, delay: float) -> None:
+    """After the commit, like every enqueue: the row already says queued, not before when."""
+    if ctx.resend_later is not None:
+        ctx.resend_later(action_id, delay)
 
 
 def _record(
@@ -282,7 +378,8 @@ def _record(
     attempt_number: int,
     answer: ProviderAnswer | None,
     error: Exception | None,
-) -> str:
+) -> tuple[str, float | None]:
+    """Record the call's outcome; also returns the delay before a resend, if one is due."""
     now = ctx.clock()
     action = _locked_action(session, action_id)
     assert action is not None
@@ -296,30 +393,78 @@ def _record(
         attempt.outcome = "answered"
         attempt.provider_ref, attempt.provider_status = answer.reference, answer.status
         apply_provider_answer(session, action, answer, source="submit", now=now)
-        return action.status
+        return action.status, None
     assert error is not None
     attempt.detail = f"{type(error).__name__}: {error}"
-    if isinstance(error, OutcomeUnknown):
+    if isinstance(error, NotSent | Throttled) and action.status == ActionStatus.SUBMITTING:
+        attempt.outcome = "throttled" if isinstance(error, Throttled) else "not_sent"
+        if attempt.purpose == "submit":
+            delay = _queue_again(ctx, session, action, error, now)
+            return action.status, delay
+        # A resend that did not go out: the first send is still unclear, look it up again.
+        delay = _resend_delay(ctx, error, attempt_number)
+        mark_unknown(
+            session, action, str(error), next_check_at=now + timedelta(seconds=delay), now=now
+        )
+        return action.status, None
+    if isinstance(error, OutcomeUnknown | NotSent | Throttled):
+        # NotSent/Throttled here: the sweeper already called it unknown; it stays so.
         attempt.outcome = "unknown"
         if action.status in (ActionStatus.SUBMITTING, ActionStatus.UNKNOWN):
-            next_check_at = now + _backoff(ctx.settings, action.checks_made)
+            next_check_at = now + _backoff(ctx, action.checks_made)
             mark_unknown(session, action, str(error), next_check_at=next_check_at, now=now)
-        return action.status
+        return action.status, None
     attempt.outcome = "rejected"
     if isinstance(error, ProviderRejected):
         # Stripe ran this key afresh and said no: the request did nothing there, ever.
-        action.status = ActionStatus.REJECTED
-        reason = f"the provider refused the action: {error}"
+        to, reason = ActionStatus.REJECTED, f"the provider refused the action: {error}"
     elif isinstance(error, IdempotencyConflict) or attempt.purpose != "submit":
         # An earlier send of this action may still land: a person decides.
-        action.status = ActionStatus.NEEDS_DECISION
-        reason = f"the action could not be sent again: {error}"
+        to, reason = ActionStatus.NEEDS_DECISION, f"the action could not be sent again: {error}"
     else:
-        action.status = ActionStatus.HALTED
-        reason = f"the action was not sent: {error}"
+        to, reason = ActionStatus.CANNOT_RUN, f"the action was not sent: {error}"
+    if to not in ACTION_MOVES[ActionStatus(action.status)]:
+        # Already settled by a look-up that raced this answer; the look-up's word stands.
+        return action.status, None
+    _stop(session, action, to, reason, now)
     action.status_reason = str(error)
-    send_back_for_review(session, action, reason, now)
-    return action.status
+    return action.status, None
+
+
+def _stop(session: Session, action: Action, to: ActionStatus, reason: str, now: datetime) -> None:
+    stop_action(session, action, to, reason, actor=SYSTEM_ACTOR, now=now)
+
+
+def _queue_again(
+    ctx: ExecutionContext,
+    session: Session,
+    action: Action,
+    error: NotSent | Throttled,
+    now: datetime,
+) -> float:
+    """Nothing reached the provider: queue the same action again, same key, after a pause."""
+    delay = _resend_delay(ctx, error, _next_attempt_number(session, action.id) - 1)
+    action.next_check_at = now + timedelta(seconds=delay)
+    action.status_reason = str(error)
+    if action.status != ActionStatus.QUEUED:
+        move_action(
+            session,
+            action,
+            ActionStatus.QUEUED,
+            event="action.requeued",
+            actor=SYSTEM_ACTOR,
+            now=now,
+            data={"reason": str(error), "resend_in_seconds": delay},
+        )
+    return delay
+
+
+def _resend_delay(ctx: ExecutionContext, error: NotSent | Throttled, attempts: int) -> float:
+    """The provider's ``Retry-After`` when it gave one; else a short, jittered backoff."""
+    if isinstance(error, Throttled) and error.retry_after is not None:
+        return max(error.retry_after, 0.0)
+    base = min(_UNSENT_FIRST_PAUSE * 2.0 ** min(attempts - 1, 10), _UNSENT_MAX_PAUSE)
+    return base * (0.5 + 0.5 * ctx.jitter())
 
 
 def _own_write(facts: TargetFacts, action_id: str) -> ProviderAnswer | None:
@@ -341,9 +486,24 @@ def _own_write(facts: TargetFacts, action_id: str) -> ProviderAnswer | None:
     return None
 
 
-def _backoff(settings: Settings, checks_made: int) -> timedelta:
-    delay = settings.reconcile_delay_seconds * (2 ** min(checks_made, 16))
-    return timedelta(seconds=min(delay, settings.reconcile_max_delay_seconds))
+def _backoff(ctx: ExecutionContext, checks_made: int) -> timedelta:
+    """Doubling delays up to the cap, each cut by a random part of up to half, so that
+    look-ups of actions that went unclear together do not run in step."""
+    settings = ctx.settings
+    delay = settings.reconcile_delay_seconds * 2.0 ** min(checks_made, 16)
+    capped = min(delay, settings.reconcile_max_delay_seconds)
+    return timedelta(seconds=capped * (0.5 + 0.5 * ctx.jitter()))
+
+
+def _lookups_keep_failing(session: Session, action: Action, limit: int) -> bool:
+    """The last ``limit`` look-ups (this one included) all failed to get an answer."""
+    outcomes = session.scalars(
+        select(ActionAttempt.outcome)
+        .where(ActionAttempt.action_id == action.id, ActionAttempt.purpose == "find")
+        .order_by(ActionAttempt.number.desc())
+        .limit(limit)
+    ).all()
+    return limit > 0 and len(outcomes) >= limit and all(o == "error" for o in outcomes)
 
 
 def _draft(action: Action) -> Draft:

@@ -7,8 +7,12 @@ and the sweeper re-enqueues the action from the database.
 from __future__ import annotations
 
 import uuid
-from functools import cache
+from dataclasses import replace
+from functools import cache, partial
 
+from rq import Queue, get_current_job
+
+from app import audit
 from app.clock import utcnow
 from app.crypto import secret_box
 from app.db import make_engine, make_session_factory
@@ -19,15 +23,19 @@ from app.execution.executor import (
     refresh_action,
 )
 from app.execution.providers import connection_adapters
+from app.execution.queueing import enqueue_resend
 from app.settings import Settings
 
 
 @cache
 def context() -> ExecutionContext:
     settings = Settings.from_env()
-    engine = make_engine(settings.database_url)
+    settings.require_production_secrets()
+    factory = make_session_factory(make_engine(settings.database_url))
+    # Events the worker writes are sealed with the same keys as the web's.
+    audit.bind_key_ring(factory, audit.audit_key_ring(settings))
     return ExecutionContext(
-        session_factory=make_session_factory(engine),
+        session_factory=factory,
         adapters=connection_adapters(settings, secret_box(settings), reuse=True),
         settings=settings,
         clock=utcnow,
@@ -35,7 +43,13 @@ def context() -> ExecutionContext:
 
 
 def execute(action_id: str) -> str:
-    return execute_action(context(), uuid.UUID(action_id))
+    ctx = context()
+    job = get_current_job()
+    if job is not None:
+        # A resend goes back on the queue this job came from.
+        origin = Queue(job.origin, connection=job.connection)
+        ctx = replace(ctx, resend_later=partial(enqueue_resend, origin))
+    return execute_action(ctx, uuid.UUID(action_id))
 
 
 def reconcile(action_id: str) -> str:

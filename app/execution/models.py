@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from enum import StrEnum, nonmember
 from typing import Any
 
 from sqlalchemy import (
@@ -21,8 +22,8 @@ from app.clock import utcnow
 from app.db import Base, UTCDateTime
 
 
-class ActionStatus:
-    """Where an approved action stands.
+class ActionStatus(StrEnum):
+    """Where an approved action stands. Changes follow :data:`app.lifecycle.ACTION_MOVES`.
 
     Ours, before the provider has spoken:
       ``queued``     approved, a job is (or should be) on the queue.
@@ -31,6 +32,8 @@ class ActionStatus:
       ``halted``     not sent: the kill switch, protection mode or a failed re-check.
       ``rejected``   sent, and the provider refused it: nothing happened there.
       ``expired``    not sent: the approval expired before execution.
+      ``cannot_run`` not sent: its connection is gone, the shop is uninstalled, or the
+                     adapter refused to build; a person looks at the case.
       ``needs_decision`` the key's lifetime passed without a provider answer: a person decides.
     The provider's, recorded only from what it reports:
       ``pending``, ``requires_action``, ``succeeded``, ``failed``, ``canceled``.
@@ -42,6 +45,7 @@ class ActionStatus:
     HALTED = "halted"
     REJECTED = "rejected"
     EXPIRED = "expired"
+    CANNOT_RUN = "cannot_run"
     NEEDS_DECISION = "needs_decision"
     PENDING = "pending"
     REQUIRES_ACTION = "requires_action"
@@ -50,13 +54,13 @@ class ActionStatus:
     CANCELED = "canceled"
 
     # Money may be on its way: these count against what is left to refund.
-    IN_FLIGHT = (QUEUED, SUBMITTING, UNKNOWN, NEEDS_DECISION)
-    PROVIDER_REPORTED = (PENDING, REQUIRES_ACTION, SUCCEEDED, FAILED, CANCELED)
+    IN_FLIGHT = nonmember((QUEUED, SUBMITTING, UNKNOWN, NEEDS_DECISION))
+    PROVIDER_REPORTED = nonmember((PENDING, REQUIRES_ACTION, SUCCEEDED, FAILED, CANCELED))
     # The provider may still move these on (a refund can fail days later).
-    PROVIDER_OPEN = (PENDING, REQUIRES_ACTION, SUCCEEDED)
+    PROVIDER_OPEN = nonmember((PENDING, REQUIRES_ACTION, SUCCEEDED))
     # Nothing reached the provider, and nothing will.
-    NOT_SENT = (HALTED, EXPIRED, REJECTED)
-    FINAL = (*NOT_SENT, FAILED, CANCELED)
+    NOT_SENT = nonmember((HALTED, EXPIRED, REJECTED, CANNOT_RUN))
+    FINAL = nonmember((HALTED, EXPIRED, REJECTED, CANNOT_RUN, FAILED, CANCELED))
 
 
 class Action(Base):
@@ -88,6 +92,8 @@ class Action(Base):
     submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     next_check_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     checks_made: Mapped[int] = mapped_column(Integer, default=0)
+    # When an unclear outcome was put in front of a person (once per action).
+    escalated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     approved_by: Mapped[list[str]] = mapped_column(JSON, default=list)
     approval_expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
@@ -118,7 +124,8 @@ class ProviderEvent(Base):
     """A webhook received, kept once per provider event id."""
 
     __tablename__ = "provider_events"
-    __table_args__ = (UniqueConstraint("provider", "event_id"),)
+    # Each shop gets its own delivery of an event (two shops may share one account).
+    __table_args__ = (UniqueConstraint("shop_id", "provider", "event_id"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     shop_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("shops.id"), index=True)

@@ -8,6 +8,7 @@ freely: the database row, not Redis, says what still needs doing.
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 from redis import Redis
 from rq import Queue
@@ -41,6 +42,21 @@ def enqueue_execution(queue: Queue, action_id: uuid.UUID) -> bool:
 def enqueue_reconcile(queue: Queue, action_id: uuid.UUID, check: int) -> bool:
     return _enqueue_unique(
         queue, "app.execution.jobs.reconcile", action_id, reconcile_job_id(action_id, check)
+    )
+
+
+def enqueue_resend(queue: Queue, action_id: uuid.UUID, delay_seconds: float) -> None:
+    """Run the action's execution again after ``delay_seconds`` (the provider's
+    Retry-After, or a short pause after a refused connection). Needs a worker started
+    with its scheduler, as ``python -m app.execution.worker`` is."""
+    queue.enqueue_in(
+        timedelta(seconds=delay_seconds),
+        "app.execution.jobs.execute",
+        str(action_id),
+        # Unique per moment: an earlier resend of the same action may still be waiting.
+        job_id=f"resend-{action_id}-{uuid.uuid4().hex[:8]}",
+        result_ttl=_RESULT_TTL,
+        failure_ttl=24 * 3600,
     )
 
 

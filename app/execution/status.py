@@ -2,7 +2,10 @@
 
 An action's provider status moves only forward: a refund can go from pending to
 succeeded and, days later, to failed, but never from failed back to succeeded,
-whatever order webhooks and look-ups arrive in.
+whatever order webhooks and look-ups arrive in (the table is
+:data:`app.lifecycle.ACTION_MOVES`; a report it does not allow is kept as
+``action.stale_report_ignored``). Whatever stops an action, or leaves it unclear too
+long, puts its case in front of a named person.
 """
 
 from __future__ import annotations
@@ -15,38 +18,21 @@ from app import audit
 from app.approvals.models import Proposal
 from app.cases.models import Case, CaseStatus
 from app.execution.models import Action, ActionStatus
+from app.lifecycle import move_action, move_case, provider_report_applies
 from integrations.provider import ProviderAnswer, ProviderStatus
 
 SYSTEM_ACTOR = "caseward:worker"
-
-# Which provider-reported statuses may follow which.
-_FORWARD: dict[str, frozenset[str]] = {
-    ActionStatus.PENDING: frozenset(
-        {
-            ActionStatus.REQUIRES_ACTION,
-            ActionStatus.SUCCEEDED,
-            ActionStatus.FAILED,
-            ActionStatus.CANCELED,
-        }
-    ),
-    ActionStatus.REQUIRES_ACTION: frozenset(
-        {ActionStatus.PENDING, ActionStatus.SUCCEEDED, ActionStatus.FAILED, ActionStatus.CANCELED}
-    ),
-    ActionStatus.SUCCEEDED: frozenset({ActionStatus.FAILED}),
-    ActionStatus.FAILED: frozenset(),
-    ActionStatus.CANCELED: frozenset(),
-}
 
 
 def apply_provider_answer(
     session: Session, action: Action, answer: ProviderAnswer, *, source: str, now: datetime
 ) -> bool:
     """Record the provider's word on the action; returns whether anything changed."""
-    new_status = ProviderStatus(answer.status).value
+    new_status = ActionStatus(ProviderStatus(answer.status).value)
     current = action.status
     if current == new_status and action.provider_ref == answer.reference:
         return False
-    if current in _FORWARD and new_status not in _FORWARD[current]:
+    if not provider_report_applies(current, new_status):
         audit.record(
             session,
             shop_id=action.shop_id,
@@ -54,38 +40,34 @@ def apply_provider_answer(
             actor=SYSTEM_ACTOR,
             case_id=action.case_id,
             action_id=action.id,
-            data={"source": source, "reported": new_status, "kept": current},
+            data={"source": source, "reported": new_status.value, "kept": current},
             now=now,
         )
         return False
-    action.status = new_status
     action.provider_ref = answer.reference
     action.failure_reason = answer.failure_reason
     action.status_reason = None
     action.next_check_at = None
-    audit.record(
+    move_action(
         session,
-        shop_id=action.shop_id,
-        kind="action.provider_status",
+        action,
+        new_status,
+        event="action.provider_status",
         actor=f"provider:{action.provider}",
-        case_id=action.case_id,
-        action_id=action.id,
+        now=now,
         data={
             "source": source,
-            "previous": current,
-            "status": new_status,
             "provider_ref": answer.reference,
             "failure_reason": answer.failure_reason,
             "replayed": answer.replayed,
         },
-        now=now,
     )
     case = session.get(Case, action.case_id)
     assert case is not None
     if new_status == ActionStatus.SUCCEEDED:
-        case.status = CaseStatus.RESOLVED
+        move_case(session, case, CaseStatus.RESOLVED, actor=SYSTEM_ACTOR, now=now, action=action)
     elif new_status in (ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION):
-        case.status = CaseStatus.EXECUTING
+        move_case(session, case, CaseStatus.EXECUTING, actor=SYSTEM_ACTOR, now=now, action=action)
     else:
         reason = f"the provider reports the {action.kind} {new_status}"
         if answer.failure_reason:
@@ -98,18 +80,45 @@ def send_back_for_review(session: Session, action: Action, reason: str, now: dat
     """Put the case in front of a named person: whoever approved, else whoever proposed."""
     case = session.get(Case, action.case_id)
     assert case is not None
-    case.status = CaseStatus.NEEDS_ATTENTION
-    case.owner = responsible_person(session, action)
-    audit.record(
+    move_case(
         session,
-        shop_id=action.shop_id,
-        kind="case.needs_attention",
+        case,
+        CaseStatus.NEEDS_ATTENTION,
         actor=SYSTEM_ACTOR,
-        case_id=case.id,
-        action_id=action.id,
-        data={"reason": reason, "owner": case.owner, "action_status": action.status},
         now=now,
+        owner=responsible_person(session, action),
+        reason=reason,
+        action=action,
     )
+
+
+def stop_action(
+    session: Session, action: Action, to: ActionStatus, reason: str, *, actor: str, now: datetime
+) -> None:
+    """The action goes no further without a person: record why and show them the case."""
+    action.status_reason = reason
+    action.next_check_at = None
+    move_action(
+        session,
+        action,
+        to,
+        event=f"action.{to.value}",
+        actor=actor,
+        now=now,
+        data={"reason": reason},
+    )
+    send_back_for_review(session, action, reason, now)
+
+
+def escalate(session: Session, action: Action, reason: str, now: datetime) -> None:
+    """An outcome still unclear after too long: a person sees it, once per action.
+
+    The action keeps its status (look-ups go on); only the case changes hands.
+    """
+    if action.escalated_at is not None:
+        return
+    action.escalated_at = now
+    send_back_for_review(session, action, reason, now)
 
 
 def responsible_person(session: Session, action: Action) -> str:
@@ -125,16 +134,14 @@ def mark_unknown(
     session: Session, action: Action, reason: str, *, next_check_at: datetime, now: datetime
 ) -> None:
     """The provider may or may not have acted: look it up at ``next_check_at``."""
-    action.status = ActionStatus.UNKNOWN
     action.status_reason = reason
     action.next_check_at = next_check_at
-    audit.record(
+    move_action(
         session,
-        shop_id=action.shop_id,
-        kind="action.unknown",
+        action,
+        ActionStatus.UNKNOWN,
+        event="action.unknown",
         actor=SYSTEM_ACTOR,
-        case_id=action.case_id,
-        action_id=action.id,
-        data={"reason": reason, "next_check_at": next_check_at.isoformat()},
         now=now,
+        data={"reason": reason, "next_check_at": next_check_at.isoformat()},
     )

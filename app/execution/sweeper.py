@@ -3,10 +3,15 @@
 * An approved action whose job is gone (Redis flushed, job failed, worker killed)
   is enqueued again; the job id makes that safe to do at any time.
 * A submission nobody recorded within ``stuck_submission_seconds`` (the worker
-  died between sending and recording) becomes ``unknown``.
+  died between sending and recording) becomes ``unknown``; every attempt a crash
+  cut off is closed as ``interrupted``.
+* An action still ``unknown`` after ``unknown_attention_seconds`` is put in front
+  of a person (once); the look-ups go on.
 * An ``unknown`` action whose next check is due gets a reconciliation job.
 * A ``pending`` or ``requires_action`` action is asked about again every
   ``pending_refresh_seconds``, so its status moves on even if no webhook arrives.
+* Every shop whose audit chain moved gets a signed checkpoint written outside the
+  database every ``audit_checkpoint_interval_seconds``.
 
 Run it as ``python -m app.execution.sweeper`` (the Procfile does).
 """
@@ -16,23 +21,25 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from redis.exceptions import RedisError
 from rq import Queue
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
 
+from app.audit_checkpoints import write_due_checkpoints
 from app.execution.executor import ExecutionContext
 from app.execution.jobs import context
-from app.execution.models import Action, ActionStatus
+from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.execution.queueing import (
     enqueue_execution,
     enqueue_reconcile,
     enqueue_refresh,
     execution_queue,
 )
-from app.execution.status import mark_unknown
+from app.execution.status import escalate, mark_unknown
 from app.queue import connect_redis
 
 log = logging.getLogger(__name__)
@@ -42,6 +49,9 @@ log = logging.getLogger(__name__)
 class SweepReport:
     requeued: list[str] = field(default_factory=list)
     marked_unknown: list[str] = field(default_factory=list)
+    interrupted: list[str] = field(default_factory=list)
+    escalated: list[str] = field(default_factory=list)
+    checkpoints: list[str] = field(default_factory=list)
     reconciling: list[str] = field(default_factory=list)
     refreshing: list[str] = field(default_factory=list)
 
@@ -60,9 +70,15 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
             reason = "no answer was recorded for the submission (worker lost?)"
             mark_unknown(session, action, reason, next_check_at=now, now=now)
             report.marked_unknown.append(str(action.id))
+        report.interrupted = _close_interrupted_attempts(session, stuck_before, now)
+        report.escalated = _escalate_long_unknown(ctx, session, now)
     with ctx.session_factory() as session:
         queued = session.scalars(
-            select(Action.id).where(Action.status == ActionStatus.QUEUED)
+            select(Action.id).where(
+                Action.status == ActionStatus.QUEUED,
+                # A resend the provider asked us to hold (Retry-After) waits its turn.
+                or_(Action.next_check_at.is_(None), Action.next_check_at <= now),
+            )
         ).all()
         due = session.execute(
             select(Action.id, Action.checks_made).where(
@@ -76,6 +92,9 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
                 Action.updated_at <= now - refresh_every,
             )
         ).all()
+        report.checkpoints = [
+            str(path) for path in write_due_checkpoints(session, ctx.settings, now)
+        ]
     # Enqueue only after the transactions above have committed.
     for action_id in queued:
         if enqueue_execution(queue, action_id):
@@ -91,6 +110,48 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
     return report
 
 
+def _close_interrupted_attempts(
+    session: Session, started_before: datetime, now: datetime
+) -> list[str]:
+    """Attempts a crash cut off (no outcome, and their action no longer mid-call)."""
+    cut_off = session.scalars(
+        select(ActionAttempt)
+        .join(Action, Action.id == ActionAttempt.action_id)
+        .where(
+            ActionAttempt.finished_at.is_(None),
+            ActionAttempt.started_at < started_before,
+            Action.status != ActionStatus.SUBMITTING,
+        )
+        .with_for_update(of=ActionAttempt, skip_locked=True)
+    ).all()
+    for attempt in cut_off:
+        attempt.finished_at, attempt.outcome = now, "interrupted"
+        attempt.detail = "no outcome was recorded: the process making the call stopped"
+    return [f"{attempt.action_id}#{attempt.number}" for attempt in cut_off]
+
+
+def _escalate_long_unknown(ctx: ExecutionContext, session: Session, now: datetime) -> list[str]:
+    """Unclear for longer than a person should wait: the case goes to a named owner."""
+    limit = timedelta(seconds=ctx.settings.unknown_attention_seconds)
+    overdue = session.scalars(
+        select(Action)
+        .where(
+            Action.status.in_((ActionStatus.UNKNOWN, ActionStatus.NEEDS_DECISION)),
+            Action.escalated_at.is_(None),
+            Action.submitted_at < now - limit,
+        )
+        .with_for_update(skip_locked=True)
+    ).all()
+    for action in overdue:
+        minutes = int(limit.total_seconds() // 60)
+        reason = (
+            f"the provider's answer is still unclear after more than {minutes} minutes; "
+            "look-ups go on, and the case needs someone to check it with the provider"
+        )
+        escalate(session, action, reason, now)
+    return [str(action.id) for action in overdue]
+
+
 def run_forever(ctx: ExecutionContext, queue: Queue) -> None:
     while True:
         try:
@@ -99,7 +160,7 @@ def run_forever(ctx: ExecutionContext, queue: Queue) -> None:
             # A daemon outlives a restarting Redis or database; the next sweep catches up.
             log.warning("sweep skipped: %s", exc)
         else:
-            if report.requeued or report.marked_unknown or report.reconciling or report.refreshing:
+            if any(getattr(report, name) for name in report.__dataclass_fields__):
                 log.info("sweep: %s", report)
         time.sleep(ctx.settings.sweep_interval_seconds)
 

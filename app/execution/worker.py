@@ -1,5 +1,6 @@
 """The RQ worker: ``python -m app.execution.worker`` runs ``rq worker --with-scheduler``
-on Caseward's queue with :class:`CasewardWorker`, once Redis answers.
+on Caseward's money queue, then its background queue, with :class:`CasewardWorker`,
+once Redis answers. The scheduler runs the delayed resends (``Retry-After``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class CasewardWorker(SimpleWorker):
 
 def main() -> None:
     settings = Settings.from_env()
+    settings.require_production_secrets()
     _wait_for_redis(settings)
     rq_main(
         [
@@ -41,7 +43,9 @@ def main() -> None:
             "app.execution.worker.CasewardWorker",
             "--url",
             settings.redis_url,
+            # Listed in priority order: a worker takes money jobs before anything else.
             settings.queue_name,
+            settings.background_queue_name,
         ]
     )
 

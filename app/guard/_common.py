@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from app.guard._context import (
-    CUSTOMER_TARGET_KINDS,
     MONEY_KINDS,
     Context,
     customer_of,
@@ -230,25 +229,52 @@ def target_exists(
 
 
 def customer_matches(ctx: Context, subject: str, owner: str | None) -> CheckResult:
-    """The customer the case is about owns the target: a wrong link must not move money."""
-    named = ctx.proposal.customer_ref
-    facts = {"customer_ref": named, "owner": owner}
-    if named is None:
-        reason = "The proposal names no customer to compare with."
-    elif owner is None:
-        reason = f"{subject} has no customer on record to compare with."
-    elif ctx.proposal.kind in CUSTOMER_TARGET_KINDS:
-        # Credits and discounts target the customer: the one named must be the one targeted.
-        if named != owner:
-            reason = f"The proposal names customer {named} but targets customer {owner}."
-            return CheckResult(CheckName.CUSTOMER_MATCHES, False, reason, facts)
-        reason = f"The proposal names customer {owner}, the one it targets."
-    elif named != owner:
-        reason = f"{subject} belongs to customer {owner}, not to {named} named in the proposal."
-        return CheckResult(CheckName.CUSTOMER_MATCHES, False, reason, facts)
-    else:
-        reason = f"{subject} belongs to customer {owner}, the one in the proposal."
-    return CheckResult(CheckName.CUSTOMER_MATCHES, True, reason, facts)
+    """The target belongs to the case's customer: money never reaches anyone else.
+
+    The customer comes from the case (its customer's identity at the provider), never
+    from the proposal; a proposal naming a customer may only narrow. Deny by default:
+    a missing link on either side blocks, and the reason says which one.
+    """
+    case_customer, named = ctx.proposal.case_customer, ctx.proposal.customer_ref
+    provider = ctx.provider_label
+    facts = {"case_customer": case_customer, "customer_ref": named, "owner": owner}
+    if case_customer is None:
+        return CheckResult(
+            CheckName.CUSTOMER_MATCHES,
+            False,
+            f"The case's customer has no {provider} customer linked, so nothing ties "
+            f"{subject} to them; link the customer's {provider} account to the case first.",
+            facts,
+        )
+    if named is not None and named != case_customer:
+        return CheckResult(
+            CheckName.CUSTOMER_MATCHES,
+            False,
+            f"The proposal names customer {named}, but the case is about customer "
+            f"{case_customer}; a proposal cannot reach beyond the case's customer.",
+            facts,
+        )
+    if owner is None:
+        return CheckResult(
+            CheckName.CUSTOMER_MATCHES,
+            False,
+            f"{subject} has no customer on record at {provider}, so it cannot be shown to "
+            f"belong to the case's customer {case_customer}.",
+            facts,
+        )
+    if owner != case_customer:
+        return CheckResult(
+            CheckName.CUSTOMER_MATCHES,
+            False,
+            f"{subject} belongs to customer {owner}, not to the case's customer {case_customer}.",
+            facts,
+        )
+    return CheckResult(
+        CheckName.CUSTOMER_MATCHES,
+        True,
+        f"{subject} belongs to customer {owner}, the case's customer.",
+        facts,
+    )
 
 
 def not_already_at_provider(
@@ -406,7 +432,7 @@ def _cap(
         return CheckResult(
             name,
             False,
-            f"The {label} cap cannot be applied: the proposal names no customer.",
+            f"The {label} cap cannot be applied: the case has no customer at {ctx.provider_label}.",
             facts,
         )
     facts["customer"] = customer

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from app.guard._common import cap_checks, shop_checks
-from app.guard._context import MONEY_KINDS, Context, customer_of, fmt
+from app.guard._context import MONEY_KINDS, Context, fmt
 from app.guard._customer import credit_checks, discount_checks
 from app.guard._refund import refund_checks
 from app.guard._subscription import cancel_checks, change_checks
@@ -62,12 +62,11 @@ def evaluate(
         now=now,
     )
     results = shop_checks(ctx, switches)
-    customer = customer_of(proposal.kind, proposal.target, proposal.customer_ref)
+    # Caps count per the case's customer: the only one this action may reach.
+    customer = proposal.case_customer
     match proposal.kind:
         case ActionKind.REFUND:
-            payment = _expect(facts, PaymentFacts, proposal.kind)
-            results += refund_checks(ctx, payment)
-            customer = customer or payment.customer_id
+            results += refund_checks(ctx, _expect(facts, PaymentFacts, proposal.kind))
         case ActionKind.CUSTOMER_CREDIT:
             results += credit_checks(ctx, _expect(facts, CustomerFacts, proposal.kind))
         case ActionKind.DISCOUNT:

@@ -46,6 +46,11 @@ class ProposedAction:
     ``items`` (the complete set wanted afterwards, as ``(price_id, quantity)``
     pairs) and/or ``cancel_at_period_end`` (bool).
 
+    ``case_customer`` is the case's customer as the provider knows them (the Stripe
+    customer id linked to the case's customer): the only customer money may reach.
+    ``customer_ref`` is a customer the proposal itself names; it may narrow (name the
+    same customer) but never widen what the case allows.
+
     ``proposal_id`` is the id the action carries once queued: the value of
     ``ACTION_ID_METADATA_KEY`` in the provider's metadata. The worker sets it so the
     action is not counted as in flight against itself, and so a write of it that
@@ -59,6 +64,7 @@ class ProposedAction:
     proposed_by: str
     provider: str = "stripe"
     customer_ref: str | None = None
+    case_customer: str | None = None
     line_items: tuple[LineItemRef, ...] = ()
     params: Mapping[str, object] = field(default_factory=dict, hash=False)
     proposal_id: str | None = None

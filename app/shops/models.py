@@ -32,6 +32,9 @@ class Shop(Base):
     writes_enabled_by: Mapped[str | None] = mapped_column(String(255))
     writes_enabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     kill_switch: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Set when the merchant uninstalls the app: nothing more is sent for the shop, and
+    # its evidence stays.
+    uninstalled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class StaffRole:

@@ -130,6 +130,7 @@ def propose(
     params: Mapping[str, object] | None = None,
     identity: IdentityLevel = IdentityLevel.STRONG,
     customer_ref: str | None = CUSTOMER,
+    case_customer: str | None = CUSTOMER,
     proposal_id: str | None = None,
 ) -> ProposedAction:
     return ProposedAction(
@@ -139,6 +140,7 @@ def propose(
         identity_level=identity,
         proposed_by="agent:claude",
         customer_ref=customer_ref,
+        case_customer=case_customer,
         line_items=tuple(LineItemRef(line, minor) for line, minor in lines),
         params=params or {},
         proposal_id=proposal_id,

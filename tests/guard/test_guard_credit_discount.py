@@ -126,7 +126,10 @@ def test_a_credit_naming_another_customer_than_its_target_is_blocked() -> None:
 
     verdict = check(proposal, customer())
 
-    assert verdict.reasons == ("The proposal names customer cus_bob but targets customer cus_ada.",)
+    assert verdict.reasons == (
+        "The proposal names customer cus_bob, but the case is about customer cus_ada; a "
+        "proposal cannot reach beyond the case's customer.",
+    )
 
 
 def test_a_credit_already_at_the_provider_is_not_sent_again() -> None:

@@ -246,7 +246,7 @@ def test_payment_of_another_customer_is_blocked() -> None:
     verdict = check(propose(amount=usd(4800)), payment(customer_id="cus_bob"))
 
     assert verdict.reasons == (
-        "Payment pi_linen belongs to customer cus_bob, not to cus_ada named in the proposal.",
+        "Payment pi_linen belongs to customer cus_bob, not to the case's customer cus_ada.",
     )
 
 
@@ -265,7 +265,7 @@ def test_yen_amounts_have_no_decimals_in_reasons() -> None:
 
     assert verdict.reasons == (
         "Refund of ¥600 exceeds what is left to refund "
-        "(¥500 of ¥5000 captured: ¥4500 refunded, ¥0 in flight).",
+        "(¥500 of ¥5,000 captured: ¥4,500 refunded, ¥0 in flight).",
     )
 
 
@@ -275,8 +275,8 @@ def test_dinar_amounts_have_three_decimals_in_reasons() -> None:
     verdict = check(propose(amount=Money(2501, "kwd")), facts)
 
     assert verdict.reasons == (
-        "Refund of 2.501 KWD exceeds what is left to refund "
-        "(2.500 KWD of 12.500 KWD captured: 10.000 KWD refunded, 0.000 KWD in flight).",
+        "Refund of KWD2.501 exceeds what is left to refund "
+        "(KWD2.500 of KWD12.500 captured: KWD10.000 refunded, KWD0.000 in flight).",
     )
 
 

@@ -187,18 +187,21 @@ def test_caps_in_another_currency_or_without_a_customer_fail_closed() -> None:
 
     euros = check(propose(amount=Money(100, "eur")), payment(currency="eur"), policy=policy)
     guest = check(
-        propose(amount=usd(100), customer_ref=None), payment(customer_id=None), policy=policy
+        propose(amount=usd(100), customer_ref=None, case_customer=None),
+        payment(customer_id=None),
+        policy=policy,
     )
 
     assert euros.reasons == (
         "The per-customer cap is set in USD; a EUR amount cannot be measured against it.",
     )
-    assert guest.reasons == (
-        "The per-customer cap cannot be applied: the proposal names no customer.",
+    assert guest.check(CheckName.CUSTOMER_CAP).reason == (
+        "The per-customer cap cannot be applied: the case has no customer at Stripe."
     )
+    assert not guest.check(CheckName.CUSTOMER_MATCHES).passed
 
 
-def test_the_payments_customer_stands_in_when_the_proposal_names_none() -> None:
+def test_the_cases_customer_stands_in_when_the_proposal_names_none() -> None:
     policy = PolicyRules(per_customer_cap=CapRule(usd(10_000), MONTH))
 
     verdict = check(propose(amount=usd(100), customer_ref=None), payment(), policy=policy)

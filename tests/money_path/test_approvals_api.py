@@ -29,7 +29,6 @@ from app.demo import APPROVER, APRON_LINE, OWNER, PROPOSER, SHOP_DOMAIN, LinenSh
 from app.execution.models import Action
 from app.settings import Settings
 from app.shops.models import StaffMember, StaffRole
-from app.web.auth import staff_token
 
 SECOND_APPROVER = "alex.approver"
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -307,8 +306,7 @@ def _concurrently(requests_to_make: list[Callable[[], requests.Response]]) -> li
 def _http_approve(
     app: Flask, web_url: str, user_id: str, proposal: dict[str, Any]
 ) -> Callable[[], requests.Response]:
-    with app.app_context():
-        token = staff_token().issue(SHOP_DOMAIN, user_id)
+    token = Staff.issue_token(app, SHOP_DOMAIN, user_id)
     return lambda: requests.post(
         f"{web_url}/api/proposals/{proposal['id']}/approve",
         json={"digest": proposal["digest"]},

@@ -113,6 +113,8 @@ def test_a_worker_killed_after_the_provider_committed_is_settled_by_reconciliati
         what="the sweeper to notice the stuck submission",
     )
     assert report.marked_unknown == [action_id]
+    # The send the killed worker made is closed as cut off, not left open forever.
+    assert report.interrupted == [f"{action_id}#1"]
     assert approver.get(f"/api/actions/{action_id}").get_json()["status"] == "unknown"
 
     start_worker()
@@ -120,7 +122,7 @@ def test_a_worker_killed_after_the_provider_committed_is_settled_by_reconciliati
 
     assert settled["provider_ref"] == committed[0]["id"]
     assert [(a["purpose"], a["outcome"]) for a in settled["attempts"]] == [
-        ("submit", None),
+        ("submit", "interrupted"),
         ("find", "found"),
     ]
     assert {a["idempotency_key"] for a in settled["attempts"]} == {settled["idempotency_key"]}

@@ -56,11 +56,14 @@ def test_approved_48_dollar_refund_becomes_exactly_one_48_dollar_refund(
     kinds = [
         e["kind"] for e in approver.get(f"/api/cases/{linen.case_id}/audit").get_json()["events"]
     ]
-    assert kinds[-4:] == [
+    assert kinds[-7:] == [
         "proposal.approved",
+        "proposal.status_changed",  # approved: its action now owns execution
+        "case.status_changed",  # executing
         "action.queued",
         "action.submit",
         "action.provider_status",
+        "case.status_changed",  # resolved
     ]
 
 

@@ -27,7 +27,7 @@ from app.cases.models import Customer, Order
 from app.cases.service import open_case
 from app.clock import utcnow
 from app.connections.models import Connection
-from app.connections.service import connect_stripe
+from app.connections.service import save_stripe_connection
 from app.crypto import secret_box
 from app.demo import APPROVER, OWNER, SHOP_DOMAIN, LinenShop
 from app.settings import Settings
@@ -81,7 +81,7 @@ def make_shop(
                 )
             )
         session.flush()
-        connect_stripe(
+        save_stripe_connection(
             session,
             shop=shop,
             actor=owner,

@@ -1,0 +1,185 @@
+"""Status changes of actions, proposals and cases: one table each, one function each.
+
+Every change of an ``Action``, ``Proposal`` or ``Case`` status goes through
+:func:`move_action`, :func:`move_proposal` or :func:`move_case`. Each checks the
+change against its table, applies it and writes its audit event in the caller's
+transaction, so no status moves without being allowed and evidenced. A change the
+table does not list is a bug in the caller and raises :class:`IllegalTransition`,
+except a provider report that would move an action backwards, which is expected
+(webhooks and look-ups arrive in any order): :func:`provider_report_applies` says
+whether to record it, and the caller audits it as ignored.
+
+Statuses are stored as plain strings; they become enums here, at the boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from app import audit
+from app.approvals.models import Proposal, ProposalStatus
+from app.cases.models import Case, CaseStatus
+from app.execution.models import Action, ActionStatus
+
+A = ActionStatus
+_PROVIDER = frozenset({A.PENDING, A.REQUIRES_ACTION, A.SUCCEEDED, A.FAILED, A.CANCELED})
+
+# Which action statuses may follow which. Ours first, then the provider's, which only
+# move forward: a refund may fail days after it succeeded, never succeed after failing.
+ACTION_MOVES: Mapping[ActionStatus, frozenset[ActionStatus]] = {
+    # A re-check may find the action's own write already landed (a provider status).
+    A.QUEUED: frozenset({A.SUBMITTING, A.HALTED, A.EXPIRED, A.CANNOT_RUN}) | _PROVIDER,
+    # Nothing reached the provider (refused connection, 429): queued again, same key.
+    A.SUBMITTING: frozenset(
+        {A.QUEUED, A.UNKNOWN, A.REJECTED, A.NEEDS_DECISION, A.HALTED, A.CANNOT_RUN}
+    )
+    | _PROVIDER,
+    # Found, absent and resent, or stopped: the first send may still land, so a stop
+    # after an unclear send is a person's decision, never "not sent".
+    A.UNKNOWN: frozenset({A.UNKNOWN, A.SUBMITTING, A.NEEDS_DECISION, A.REJECTED}) | _PROVIDER,
+    A.NEEDS_DECISION: _PROVIDER,
+    A.PENDING: frozenset({A.REQUIRES_ACTION, A.SUCCEEDED, A.FAILED, A.CANCELED}),
+    A.REQUIRES_ACTION: frozenset({A.PENDING, A.SUCCEEDED, A.FAILED, A.CANCELED}),
+    A.SUCCEEDED: frozenset({A.FAILED}),
+    A.FAILED: frozenset(),
+    A.CANCELED: frozenset(),
+    A.HALTED: frozenset(),
+    A.EXPIRED: frozenset(),
+    A.REJECTED: frozenset(),
+    A.CANNOT_RUN: frozenset(),
+}
+
+P = ProposalStatus
+PROPOSAL_MOVES: Mapping[ProposalStatus | None, frozenset[ProposalStatus]] = {
+    # None: a new proposal, checked for the first time.
+    None: frozenset({P.BLOCKED, P.AWAITING_APPROVAL}),
+    P.BLOCKED: frozenset({P.BLOCKED, P.AWAITING_APPROVAL, P.REJECTED}),
+    P.AWAITING_APPROVAL: frozenset({P.BLOCKED, P.AWAITING_APPROVAL, P.APPROVED, P.REJECTED}),
+    # Back to review: edited before its action was sent, or its approval expired unsent.
+    P.APPROVED: frozenset({P.BLOCKED, P.AWAITING_APPROVAL}),
+    P.REJECTED: frozenset(),
+}
+
+C = CaseStatus
+CASE_MOVES: Mapping[CaseStatus, frozenset[CaseStatus]] = {
+    C.OPEN: frozenset({C.AWAITING_APPROVAL, C.EXECUTING, C.NEEDS_ATTENTION}),
+    C.AWAITING_APPROVAL: frozenset({C.EXECUTING, C.NEEDS_ATTENTION}),
+    C.EXECUTING: frozenset({C.AWAITING_APPROVAL, C.RESOLVED, C.NEEDS_ATTENTION}),
+    # A person took it up: approved again, or the provider's status moved on.
+    C.NEEDS_ATTENTION: frozenset({C.AWAITING_APPROVAL, C.EXECUTING, C.RESOLVED, C.NEEDS_ATTENTION}),
+    # A refund that succeeded can still fail days later.
+    C.RESOLVED: frozenset({C.AWAITING_APPROVAL, C.EXECUTING, C.NEEDS_ATTENTION}),
+}
+
+
+class IllegalTransition(RuntimeError):
+    """A status change its table does not allow: a bug in the code that asked for it."""
+
+
+def provider_report_applies(current: str, reported: str) -> bool:
+    """Whether a provider's report moves the action on (False: stale, keep what we have)."""
+    return ActionStatus(reported) in ACTION_MOVES[ActionStatus(current)]
+
+
+def move_action(
+    session: Session,
+    action: Action,
+    to: ActionStatus,
+    *,
+    event: str,
+    actor: str,
+    now: datetime,
+    data: Mapping[str, object] | None = None,
+) -> None:
+    """Move ``action`` to ``to`` and record ``event`` with the previous and new status."""
+    current = ActionStatus(action.status)
+    if to not in ACTION_MOVES[current]:
+        raise IllegalTransition(f"action {action.id}: {current} -> {to} is not allowed")
+    action.status = to
+    audit.record(
+        session,
+        shop_id=action.shop_id,
+        kind=event,
+        actor=actor,
+        case_id=action.case_id,
+        action_id=action.id,
+        data={**(data or {}), "previous": current.value, "status": to.value},
+        now=now,
+    )
+
+
+def move_proposal(
+    session: Session,
+    proposal: Proposal,
+    to: ProposalStatus,
+    *,
+    event: str,
+    actor: str,
+    now: datetime,
+    data: Mapping[str, object] | None = None,
+) -> None:
+    """Move ``proposal`` to ``to`` (or give a new one its first status) and record it."""
+    current = ProposalStatus(proposal.status) if proposal.status else None
+    if to not in PROPOSAL_MOVES[current]:
+        raise IllegalTransition(f"proposal {proposal.id}: {current} -> {to} is not allowed")
+    proposal.status = to
+    audit.record(
+        session,
+        shop_id=proposal.shop_id,
+        kind=event,
+        actor=actor,
+        case_id=proposal.case_id,
+        data={
+            **(data or {}),
+            "proposal_id": str(proposal.id),
+            "previous": current.value if current else None,
+            "status": to.value,
+        },
+        now=now,
+    )
+
+
+def move_case(
+    session: Session,
+    case: Case,
+    to: CaseStatus,
+    *,
+    actor: str,
+    now: datetime,
+    owner: str | None = None,
+    reason: str | None = None,
+    action: Action | None = None,
+) -> None:
+    """Move ``case`` to ``to``; ``needs_attention`` always names its ``owner``.
+
+    Staying where it is records nothing, except for ``needs_attention``, whose owner
+    and reason may change with each new problem.
+    """
+    current = CaseStatus(case.status)
+    if to == current and to != CaseStatus.NEEDS_ATTENTION:
+        return
+    if to not in CASE_MOVES[current]:
+        raise IllegalTransition(f"case {case.id}: {current} -> {to} is not allowed")
+    if to == CaseStatus.NEEDS_ATTENTION and not owner:
+        raise IllegalTransition(f"case {case.id}: needs_attention needs a named owner")
+    case.status = to
+    if owner is not None:
+        case.owner = owner
+    data: dict[str, object] = {"previous": current.value, "status": to.value}
+    if to == CaseStatus.NEEDS_ATTENTION:
+        data.update(owner=owner, reason=reason)
+    if action is not None:
+        data["action_status"] = action.status
+    audit.record(
+        session,
+        shop_id=case.shop_id,
+        kind="case.needs_attention" if to == CaseStatus.NEEDS_ATTENTION else "case.status_changed",
+        actor=actor,
+        case_id=case.id,
+        action_id=action.id if action is not None else None,
+        data=data,
+        now=now,
+    )

@@ -1,0 +1,181 @@
+"""Status changes of actions, proposals and cases follow one table each, applied by one
+function each: every allowed change lands with its audit event, every other change is
+refused and leaves the row as it was."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.approvals.models import Proposal, ProposalStatus
+from app.audit import AuditEvent
+from app.cases.models import Case, CaseStatus
+from app.execution.models import Action, ActionStatus
+from app.lifecycle import (
+    ACTION_MOVES,
+    CASE_MOVES,
+    PROPOSAL_MOVES,
+    IllegalTransition,
+    move_action,
+    move_case,
+    move_proposal,
+    provider_report_applies,
+)
+from app.shops.models import Shop
+
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+A = ActionStatus
+PROVIDER = {A.PENDING, A.REQUIRES_ACTION, A.SUCCEEDED, A.FAILED, A.CANCELED}
+
+
+# ---------------------------------------------------------------- the tables themselves
+
+
+def test_every_status_has_a_row() -> None:
+    assert set(ACTION_MOVES) == set(ActionStatus)
+    assert set(CASE_MOVES) == set(CaseStatus)
+    assert set(PROPOSAL_MOVES) == {None, *ProposalStatus}
+
+
+def test_provider_statuses_only_move_forward() -> None:
+    order = {A.PENDING: 0, A.REQUIRES_ACTION: 0, A.SUCCEEDED: 1, A.FAILED: 2, A.CANCELED: 2}
+    for current, reported in itertools.product(PROVIDER, PROVIDER):
+        applies = provider_report_applies(current, reported)
+        if order[reported] < order[current] or current == reported:
+            assert not applies, f"{current} -> {reported}"
+    assert provider_report_applies("succeeded", "failed")  # a refund failing days later
+    assert not provider_report_applies("failed", "succeeded")  # a stale report
+
+
+def test_nothing_leaves_a_final_status() -> None:
+    for status in (A.HALTED, A.EXPIRED, A.REJECTED, A.CANNOT_RUN, A.FAILED, A.CANCELED):
+        assert ACTION_MOVES[status] == frozenset()
+    assert PROPOSAL_MOVES[ProposalStatus.REJECTED] == frozenset()
+
+
+def test_an_action_that_may_have_been_sent_never_becomes_not_sent() -> None:
+    # After an unclear send the first request may still land: only the provider's word
+    # or a person's decision may follow, never "halted" or "expired".
+    for status in (A.UNKNOWN, A.NEEDS_DECISION):
+        assert not ACTION_MOVES[status] & {A.HALTED, A.EXPIRED, A.CANNOT_RUN, A.QUEUED}
+
+
+# ---------------------------------------------------------------- applied to rows
+
+
+@pytest.fixture
+def rows(session: Session) -> tuple[Case, Proposal, Action]:
+    shop = Shop(domain=f"{uuid.uuid4().hex[:8]}.myshopify.com", name="Lifecycle")
+    session.add(shop)
+    session.flush()
+    case = Case(shop_id=shop.id, subject="A torn apron", status=CaseStatus.OPEN)
+    session.add(case)
+    session.flush()
+    proposal = Proposal(
+        shop_id=shop.id,
+        case_id=case.id,
+        kind="refund",
+        provider="stripe",
+        target="pi_1",
+        proposed_by="pat",
+        status=ProposalStatus.AWAITING_APPROVAL,
+        verdict={},
+        policy_version=0,
+        digest="d" * 64,
+    )
+    session.add(proposal)
+    session.flush()
+    action = Action(
+        shop_id=shop.id,
+        case_id=case.id,
+        proposal_id=proposal.id,
+        proposal_revision=1,
+        digest="d" * 64,
+        kind="refund",
+        provider="stripe",
+        target="pi_1",
+        idempotency_key=f"caseward-action-{uuid.uuid4()}",
+        approval_expires_at=T0 + timedelta(days=1),
+    )
+    session.add(action)
+    session.commit()
+    return case, proposal, action
+
+
+def _events(session: Session, kind: str) -> int:
+    return len(session.scalars(select(AuditEvent).where(AuditEvent.kind == kind)).all())
+
+
+@pytest.mark.parametrize(
+    ("current", "to"), list(itertools.product(ActionStatus, ActionStatus)), ids=str
+)
+def test_every_action_transition_is_allowed_or_refused_by_the_table(
+    current: ActionStatus, to: ActionStatus, session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    _, _, action = rows
+    action.status = current  # the starting point, set directly for the test
+    session.flush()
+    before = _events(session, "action.test")
+
+    if to in ACTION_MOVES[current]:
+        move_action(session, action, to, event="action.test", actor="test", now=T0)
+        assert action.status == to
+        assert _events(session, "action.test") == before + 1
+    else:
+        with pytest.raises(IllegalTransition):
+            move_action(session, action, to, event="action.test", actor="test", now=T0)
+        assert action.status == current
+        assert _events(session, "action.test") == before
+
+
+@pytest.mark.parametrize(("current", "to"), list(itertools.product(CaseStatus, CaseStatus)))
+def test_every_case_transition_is_allowed_or_refused_by_the_table(
+    current: CaseStatus, to: CaseStatus, session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    case, _, _ = rows
+    case.status = current
+    session.flush()
+
+    if to == current and to != CaseStatus.NEEDS_ATTENTION:
+        move_case(session, case, to, actor="test", now=T0)  # staying put records nothing
+        assert case.status == current
+    elif to in CASE_MOVES[current]:
+        move_case(session, case, to, actor="test", now=T0, owner="sam", reason="test")
+        assert case.status == to
+    else:
+        with pytest.raises(IllegalTransition):
+            move_case(session, case, to, actor="test", now=T0, owner="sam")
+        assert case.status == current
+
+
+def test_needs_attention_always_names_an_owner(
+    session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    case, _, _ = rows
+    with pytest.raises(IllegalTransition):
+        move_case(session, case, CaseStatus.NEEDS_ATTENTION, actor="test", now=T0)
+
+
+@pytest.mark.parametrize(("current", "to"), list(itertools.product(ProposalStatus, ProposalStatus)))
+def test_every_proposal_transition_is_allowed_or_refused_by_the_table(
+    current: ProposalStatus,
+    to: ProposalStatus,
+    session: Session,
+    rows: tuple[Case, Proposal, Action],
+) -> None:
+    _, proposal, _ = rows
+    proposal.status = current
+    session.flush()
+
+    if to in PROPOSAL_MOVES[current]:
+        move_proposal(session, proposal, to, event="proposal.test", actor="test", now=T0)
+        assert proposal.status == to
+    else:
+        with pytest.raises(IllegalTransition):
+            move_proposal(session, proposal, to, event="proposal.test", actor="test", now=T0)
+        assert proposal.status == current
