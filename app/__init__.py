@@ -12,15 +12,19 @@ from typing import Any
 
 from flask import Flask
 
+from app import audit, money
 from app.cli import register_commands
-from app.crypto import secret_box
+from app.crypto import read_or_create_secret, secret_box
 from app.db import db
 from app.execution.providers import connection_adapters
 from app.queue import redis_ext
 from app.settings import Settings
-from app.web import register_blueprints
-from app.web.auth import SignedStaffToken
+from app.web import limits, register_blueprints
+from app.web.api import bp as api_bp
+from app.web.auth import StoredStaffTokens
 from app.web.errors import register_error_handlers
+from app.web.security import init_security
+from app.web.webhooks import bp as webhooks_bp
 
 
 def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
@@ -29,6 +33,7 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
         settings = config.completed()
     else:
         settings = Settings.from_env(**dict(config or {}))
+    settings.require_production_secrets()
 
     app = Flask(__name__, instance_path=str(settings.instance_path.resolve()))
     settings.instance_path.mkdir(parents=True, exist_ok=True)
@@ -40,25 +45,27 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     )
 
     app.json.ensure_ascii = False  # type: ignore[attr-defined]  # names and symbols as written
+    app.add_template_global(money.display, "money")
     db.init_app(app)
     redis_ext.init_app(app)
     # Read the encryption key once; every request decrypts with the same box.
     box = secret_box(settings)
     app.extensions["caseward.secret_box"] = box
+    app.extensions["caseward.audit_keys"] = audit_keys = audit.audit_key_ring(settings)
+    audit.bind_key_ring(db.state(app).session_factory, audit_keys)
     app.extensions["caseward.adapters"] = connection_adapters(settings, box)
-    app.extensions["caseward.staff_token"] = SignedStaffToken(app.config["SECRET_KEY"])
-    app.extensions["caseward.authenticators"] = [app.extensions["caseward.staff_token"]]
+    app.extensions["caseward.authenticators"] = [StoredStaffTokens()]
 
     register_blueprints(app)
     register_error_handlers(app)
+    init_security(app, settings, exempt=[api_bp, webhooks_bp])
+    limits.init_app(app)
     register_commands(app)
     return app
 
 
 def _instance_secret(settings: Settings) -> str:
     """A per-installation secret for the embedded default, kept beside the SQLite file."""
-    path = settings.instance_path / "secret_key"
-    if not path.exists():
-        path.write_text(secrets.token_urlsafe(48))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    return read_or_create_secret(
+        settings.instance_path / "secret_key", lambda: secrets.token_urlsafe(48)
+    )

@@ -3,11 +3,15 @@
 Two linen aprons at $48, one $96 card payment, and a logged-in customer writing
 that one apron arrived torn. A proposer has drafted a $48 refund of that one
 apron; an approver reviews the exact digest and approves; a worker executes it.
+
+The seeder runs on every start of the demo: the first time it creates the shop,
+afterwards it tells what has become of the proposed refund, read from the database.
+The Stripe webhook endpoint is registered only once the shop is committed, so the
+sandbox's first deliveries find the connection they are addressed to.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import time
@@ -18,22 +22,27 @@ from datetime import datetime, timedelta
 import requests
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from stripe import StripeClient
 
-from app import audit, create_app
+from app import audit
 from app.approvals.drafts import parse_draft
+from app.approvals.models import Proposal, ProposalStatus
 from app.approvals.service import create_proposal
 from app.cases.models import Case, Customer, Order
 from app.cases.service import open_case
 from app.clock import utcnow
-from app.connections.service import connect_stripe
+from app.connections.models import Connection
+from app.connections.service import save_stripe_connection
 from app.crypto import SecretBox, secret_box
 from app.db import make_engine, make_session_factory
+from app.execution.models import Action, ActionStatus
 from app.execution.providers import connection_adapters
 from app.migrations import upgrade
+from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import set_writes_enabled
-from app.web.auth import staff_token
+from app.staff.tokens import issue_token
 from integrations.stripe import seeding
 from integrations.stripe.sandbox import DEMO_RESTRICTED_KEY, DEMO_SECRET_KEY
 
@@ -63,7 +72,11 @@ def seed_linen_shop(
     shop_domain: str = SHOP_DOMAIN,
     now: datetime | None = None,
 ) -> LinenShop:
-    """Create the shop, its staff, its Stripe connection, the paid order and the case."""
+    """Create the shop, its staff, its Stripe connection, the paid order and the case.
+
+    With ``webhook_base_url`` the shop is committed first and the webhook endpoint
+    registered after, so no delivery arrives for a connection not yet visible.
+    """
     now = now or utcnow()
     stripe = seeding.client(secret_key, settings.stripe_api_base)
     shop = Shop(domain=shop_domain, name="Linen & Loom", created_at=now)
@@ -84,7 +97,7 @@ def seed_linen_shop(
             )
         )
     session.flush()
-    connection = connect_stripe(
+    connection = save_stripe_connection(
         session,
         shop=shop,
         actor=OWNER,
@@ -93,12 +106,7 @@ def seed_linen_shop(
         webhook_secret=None,
         box=box,
         now=now,
-    )
-    if webhook_base_url:
-        secret = seeding.webhook_endpoint(
-            stripe, f"{webhook_base_url}/webhooks/stripe/{connection.id}"
-        )
-        connection.encrypted_webhook_secret = box.encrypt(secret)
+    ).connection
     set_writes_enabled(session, shop=shop, actor=OWNER, enabled=True, now=now)
 
     checkout = seeding.paid_checkout(
@@ -173,6 +181,16 @@ def seed_linen_shop(
         now=now,
     )
     session.flush()
+    if webhook_base_url:
+        session.commit()
+        register_webhook_endpoint(
+            session,
+            connection,
+            stripe=stripe,
+            base_url=webhook_base_url,
+            box=box,
+            now=now,
+        )
     return LinenShop(
         shop.id,
         case.id,
@@ -183,45 +201,196 @@ def seed_linen_shop(
     )
 
 
+def register_webhook_endpoint(
+    session: Session,
+    connection: Connection,
+    *,
+    stripe: StripeClient,
+    base_url: str,
+    box: SecretBox,
+    now: datetime,
+) -> None:
+    """Ask Stripe to send every event to this connection's webhook URL; keep the secret.
+
+    Call it with the connection committed: Stripe may deliver as soon as it answers.
+    """
+    url = f"{base_url}/webhooks/stripe/{connection.id}"
+    connection.encrypted_webhook_secret = box.encrypt(seeding.webhook_endpoint(stripe, url))
+    audit.record(
+        session,
+        shop_id=connection.shop_id,
+        kind="connection.webhook_registered",
+        actor=OWNER,
+        data={"provider": "stripe", "url": url},
+        now=now,
+    )
+    session.flush()
+
+
+@dataclass(frozen=True)
+class DemoCase:
+    """The demo's case as it stands, for the message printed at start."""
+
+    case_id: uuid.UUID
+    seeded_now: bool
+    awaiting_approval: bool
+    story: str
+
+
+def open_demo(
+    session: Session,
+    *,
+    settings: Settings,
+    box: SecretBox,
+    secret_key: str,
+    restricted_key: str,
+    web: str,
+) -> DemoCase:
+    """Seed the linen shop on the first start; on every start, say where its case stands."""
+    shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one_or_none()
+    seeded_now = shop is None
+    if shop is None:
+        seed_linen_shop(
+            session,
+            settings=settings,
+            box=box,
+            secret_key=secret_key,
+            restricted_key=restricted_key,
+            webhook_base_url=web,
+        )
+        session.commit()
+        shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one()
+    connection = session.scalars(
+        select(Connection).where(Connection.shop_id == shop.id, Connection.provider == "stripe")
+    ).one()
+    if connection.encrypted_webhook_secret is None:  # a start that stopped before registering
+        register_webhook_endpoint(
+            session,
+            connection,
+            stripe=seeding.client(secret_key, settings.stripe_api_base),
+            base_url=web,
+            box=box,
+            now=utcnow(),
+        )
+        session.commit()
+    case = session.scalars(
+        select(Case).where(Case.shop_id == shop.id).order_by(Case.created_at)
+    ).first()
+    assert case is not None, "the demo shop always has its case"
+    proposal = session.scalars(
+        select(Proposal)
+        .where(Proposal.shop_id == shop.id, Proposal.case_id == case.id)
+        .order_by(Proposal.created_at.desc())
+    ).first()
+    action = (
+        session.scalars(
+            select(Action)
+            .where(Action.shop_id == shop.id, Action.proposal_id == proposal.id)
+            .order_by(Action.created_at.desc())
+        ).first()
+        if proposal is not None
+        else None
+    )
+    return DemoCase(
+        case_id=case.id,
+        seeded_now=seeded_now,
+        awaiting_approval=proposal is not None
+        and proposal.status == ProposalStatus.AWAITING_APPROVAL,
+        story=_story(proposal, action),
+    )
+
+
+# What became of an approved action, by its status; the rest were never sent.
+_ACTION_STORIES = {
+    ActionStatus.SUCCEEDED: "succeeded at Stripe{ref}.",
+    ActionStatus.PENDING: "is pending at Stripe{ref}.",
+    ActionStatus.REQUIRES_ACTION: "is waiting for the customer at Stripe{ref}.",
+    ActionStatus.FAILED: "failed at Stripe{ref}{why}.",
+    ActionStatus.CANCELED: "was canceled at Stripe{ref}{why}.",
+    ActionStatus.QUEUED: "is queued for the worker; reload the case to see the outcome.",
+    ActionStatus.SUBMITTING: "is being sent to Stripe; reload the case to see the outcome.",
+    ActionStatus.UNKNOWN: "was sent, but Stripe's answer is unclear; it is being looked up.",
+    ActionStatus.NEEDS_DECISION: (
+        "was sent, but Stripe never confirmed it; a person decides on the case."
+    ),
+}
+
+
+def _story(proposal: Proposal | None, action: Action | None) -> str:
+    if proposal is None:
+        return "No money action has been proposed on the case."
+    what = f"{_amount(proposal.amount, proposal.currency)}{proposal.kind.replace('_', ' ')}"
+    if action is None:
+        if proposal.status == ProposalStatus.AWAITING_APPROVAL:
+            return f"The {what} is awaiting approval."
+        return f"The {what} is {proposal.status.replace('_', ' ')}; nothing was sent."
+    status = ActionStatus(action.status)
+    reason = action.failure_reason or action.status_reason
+    outcome = _ACTION_STORIES.get(status, "was not sent ({status}){why}.").format(
+        ref=f" as {action.provider_ref}" if action.provider_ref else "",
+        why=f": {reason}" if reason else "",
+        status=status.replace("_", " "),
+    )
+    by = " and ".join(action.approved_by) or "nobody on record"
+    return f"The {what} was approved by {by} and {outcome}"
+
+
+def _amount(amount: int | None, currency: str | None) -> str:
+    return f"{Money(amount, currency).format()} " if amount is not None and currency else ""
+
+
+def ready_message(demo: DemoCase, web: str, token: str) -> str:
+    """What the demo prints once the stack is up: where to sign in, and what to do next."""
+    lines = [
+        "",
+        "Caseward demo is ready." if demo.seeded_now else "Caseward demo is running again.",
+        f"  1. Open {web}/operator/login and paste this staff token for sam.approver",
+        "     (who may approve up to $100.00):",
+        f"     {token}",
+        "  2. Open the case 'One apron arrived torn (order #1001)':",
+        f"     {web}/operator/cases/{demo.case_id}",
+        f"  {demo.story}",
+    ]
+    if demo.awaiting_approval:
+        lines += [
+            "  3. Read the checks, then press 'Approve $48.00'.",
+            "  4. Reload: the action goes queued -> succeeded, with the Stripe refund id,",
+            "     and the audit trail shows every step.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
-    """The demo process: wait for the stack, seed once, print where to click, stay up."""
+    """The demo process: wait for the stack, seed once, print where things stand, stay up."""
     settings = Settings.from_env()
-    web = os.environ.get("CASEWARD_PUBLIC_URL", "http://127.0.0.1:5000")
+    web = settings.public_url or "http://127.0.0.1:5000"
     _wait_for(f"{web}/health")
     _wait_for(settings.stripe_api_base + "/v1/charges", accept_status=401)
     upgrade(settings.database_url)
     session_factory = make_session_factory(make_engine(settings.database_url))
     with session_factory() as session:
-        shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one_or_none()
-        if shop is None:
-            seeded = seed_linen_shop(
-                session,
-                settings=settings,
-                box=secret_box(settings),
-                secret_key=DEMO_SECRET_KEY,
-                restricted_key=DEMO_RESTRICTED_KEY,
-                webhook_base_url=web,
-            )
-            session.commit()
-            case_id: uuid.UUID | None = seeded.case_id
-        else:
-            case_id = session.scalars(
-                select(Case.id).where(Case.shop_id == shop.id).order_by(Case.created_at)
-            ).first()
-    with create_app(settings).app_context():
-        token = staff_token().issue(SHOP_DOMAIN, APPROVER, ttl_seconds=12 * 3600)
-    print(
-        "\nCaseward demo is ready.\n"
-        f"  1. Open {web}/operator/login and paste this staff token for sam.approver\n"
-        "     (who may approve up to $100.00):\n"
-        f"     {token}\n"
-        "  2. Open the case 'One apron arrived torn (order #1001)':\n"
-        f"     {web}/operator/cases/{case_id}\n"
-        "  3. Read the checks, then press 'Approve $48.00'.\n"
-        "  4. Reload: the action goes queued -> succeeded, with the Stripe refund id,\n"
-        "     and the audit trail shows every step.\n",
-        flush=True,
-    )
+        demo = open_demo(
+            session,
+            settings=settings,
+            box=secret_box(settings),
+            secret_key=DEMO_SECRET_KEY,
+            restricted_key=DEMO_RESTRICTED_KEY,
+            web=web,
+        )
+    with session_factory() as session:
+        shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one()
+        token = issue_token(
+            session,
+            shop=shop,
+            user_id=APPROVER,
+            issued_by="demo",
+            lifetime=timedelta(hours=12),
+            now=utcnow(),
+            label="demo sign-in",
+            console=True,
+        ).secret
+        session.commit()
+    print(ready_message(demo, web, token), flush=True)
     signal.sigwait({signal.SIGINT, signal.SIGTERM})
 
 

@@ -3,13 +3,22 @@
 Exponents follow ISO 4217 (USD 2, JPY 0, KWD 3). Stripe's "zero-decimal"
 currencies are the ISO exponent-0 ones it supports; the list below is the union
 Caseward may meet, and an unknown code is refused rather than guessed.
+
+Money shown to people is formatted here only, by Babel for a locale, always with
+the currency's ISO digits (CLDR's differ for a few, such as IQD and HUF, and a
+shown amount must say exactly what moves).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import cache
+
+from babel import Locale
+from babel.numbers import NumberPattern
 
 _ZERO_DECIMAL = frozenset(
     "bif clp djf gnf isk jpy kmf krw mga pyg rwf ugx vnd vuv xaf xof xpf".split()
@@ -23,8 +32,9 @@ _TWO_DECIMAL = frozenset(
     sbd scr sek sgd shp sle sos srd std szl thb tjs top try ttd twd tzs uah usd uyu uzs wst xcd
     yer zar zmw""".split()
 )
-_SYMBOLS = {"usd": "$", "eur": "€", "gbp": "£", "jpy": "¥", "cad": "CA$", "aud": "A$"}
 _AMOUNT = re.compile(r"^-?\d+(\.\d+)?$")
+# Until shops and customers carry their own locale, everything is shown as in the US.
+DEFAULT_LOCALE = "en_US"
 
 
 class MoneyError(ValueError):
@@ -104,15 +114,35 @@ class Money:
             return f"{sign}{whole}"
         return f"{sign}{whole}.{fraction:0{digits}d}"
 
-    def format(self) -> str:
-        """Human form for staff and customers: '$48.00', '¥500', '1.250 KWD'."""
-        symbol = _SYMBOLS.get(self.currency)
-        text = self.decimal_string()
-        if symbol is None:
-            return f"{text} {self.currency.upper()}"
-        if text.startswith("-"):
-            return f"-{symbol}{text[1:]}"
-        return f"{symbol}{text}"
+    def format(self, locale: str = DEFAULT_LOCALE) -> str:
+        """Human form for staff and customers: '$48.00', '¥2,400', '48,00 €' in fr_FR."""
+        digits = exponent(self.currency)
+        pattern, parsed = _currency_pattern(locale, digits)
+        return str(
+            pattern.apply(
+                Decimal(self.amount).scaleb(-digits),
+                parsed,
+                currency=self.currency.upper(),
+                currency_digits=False,  # the pattern already carries the ISO digits
+            )
+        )
 
     def __str__(self) -> str:
         return self.format()
+
+
+def display(amount: int | None, currency: str | None, locale: str = DEFAULT_LOCALE) -> str:
+    """What a page shows for a possibly absent amount (templates call it as ``money``)."""
+    if amount is None or not currency:
+        return "-"
+    return Money(amount, currency).format(locale)
+
+
+@cache
+def _currency_pattern(locale: str, digits: int) -> tuple[NumberPattern, Locale]:
+    """The locale's standard currency pattern with exactly ``digits`` decimals, and the
+    parsed locale (parsing it on every call would triple the cost of a format)."""
+    parsed = Locale.parse(locale)
+    pattern: NumberPattern = copy.copy(parsed.currency_formats["standard"])
+    pattern.frac_prec = (digits, digits)
+    return pattern, parsed

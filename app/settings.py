@@ -29,12 +29,18 @@ class Settings:
     redis_url: str = ""
     secret_key: str = ""
     testing: bool = False
+    # "production" refuses to start without its secrets in the environment; anything
+    # else (the demo, a laptop) generates them under the instance folder.
+    environment: str = "development"
     # Fernet keys for provider credentials, newest first; generated for the embedded default.
     encryption_keys: tuple[str, ...] = ()
     # Empty means the real provider; the demo and tests point it at the sandbox.
     stripe_api_base: str = ""
     provider_timeout_seconds: float = 20.0
+    # Money jobs have their own queue, read first; slower work (drafting, syncs) waits
+    # on the background queue so it never delays a refund.
     queue_name: str = "caseward"
+    background_queue_name: str = "caseward-background"
     approval_ttl_seconds: int = 24 * 3600
     # Unknown outcomes: first look at the provider after this, then back off to the max.
     reconcile_delay_seconds: float = 30.0
@@ -46,6 +52,18 @@ class Settings:
     sweep_interval_seconds: float = 5.0
     # Pending provider statuses are asked again this often, in case a webhook never comes.
     pending_refresh_seconds: float = 300.0
+    # An action still unclear after this long, or after this many failed look-ups, is
+    # put in front of a person.
+    unknown_attention_seconds: float = 900.0
+    lookup_failures_attention: int = 5
+    # Keys that seal the audit chain, "key_id:secret" newest first; generated for the
+    # embedded default. They live outside the database on purpose.
+    audit_keys: tuple[str, ...] = ()
+    # Signed checkpoints of every shop's chain head are written here (outside the database).
+    audit_checkpoint_dir: Path | None = None
+    audit_checkpoint_interval_seconds: float = 300.0
+    # The address providers reach this app at (webhook URLs); empty: the request's host.
+    public_url: str = ""
 
     @property
     def uses_embedded_redis(self) -> bool:
@@ -71,6 +89,16 @@ class Settings:
                 if key.strip()
             ),
             stripe_api_base=env.get("STRIPE_API_BASE", ""),
+            environment=env.get("CASEWARD_ENV", "development").strip().lower(),
+            audit_keys=tuple(
+                key.strip() for key in env.get("CASEWARD_AUDIT_KEYS", "").split(",") if key.strip()
+            ),
+            audit_checkpoint_dir=(
+                Path(env["CASEWARD_AUDIT_CHECKPOINT_DIR"])
+                if env.get("CASEWARD_AUDIT_CHECKPOINT_DIR")
+                else None
+            ),
+            public_url=env.get("CASEWARD_PUBLIC_URL", "").rstrip("/"),
             **_numbers(env),
         )
         unknown = set(overrides) - {f.name for f in fields(cls)}
@@ -78,13 +106,49 @@ class Settings:
             raise SettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
         return replace(settings, **overrides).completed()
 
+    @property
+    def is_production(self) -> bool:
+        return self.environment == "production"
+
+    def check_production(self) -> list[str]:
+        """What production lacks: each missing variable, with why the default will not do.
+
+        The generated secrets and the embedded SQLite and Redis are for the demo: in
+        production a secret must not depend on one machine's disk, and state must not
+        live in a file that vanishes with the container.
+        """
+        missing = [
+            f"{variable} ({why})"
+            for variable, present, why in (
+                ("SECRET_KEY", self.secret_key, "signs sessions and tokens"),
+                ("CASEWARD_ENCRYPTION_KEYS", self.encryption_keys, "encrypt provider keys"),
+                ("CASEWARD_AUDIT_KEYS", self.audit_keys, "seal the audit chain"),
+                ("REDIS_URL", self.redis_url, "the embedded Redis is for the demo"),
+            )
+            if not present
+        ]
+        if not self.database_url or self.database_url.startswith("sqlite"):
+            missing.insert(3, "DATABASE_URL (PostgreSQL; SQLite is for the demo)")
+        return missing
+
+    def require_production_secrets(self) -> None:
+        """Refuse to start in production without everything :meth:`check_production` lists."""
+        if not self.is_production:
+            return
+        missing = self.check_production()
+        if missing:
+            raise SettingsError(
+                "CASEWARD_ENV=production refuses to start without: " + "; ".join(missing)
+            )
+
     def completed(self) -> Settings:
         """Fill the embedded defaults that depend on the instance folder."""
         database_url = (
             self.database_url or f"sqlite:///{(self.instance_path / 'caseward.db').resolve()}"
         )
         database_url = normalise_database_url(database_url)
-        return replace(self, database_url=database_url)
+        checkpoints = self.audit_checkpoint_dir or self.instance_path / "audit-checkpoints"
+        return replace(self, database_url=database_url, audit_checkpoint_dir=checkpoints)
 
 
 def normalise_database_url(url: str) -> str:
@@ -104,6 +168,9 @@ _NUMERIC_SETTINGS: dict[str, tuple[str, type[int] | type[float]]] = {
     "idempotency_key_lifetime_seconds": ("CASEWARD_IDEMPOTENCY_KEY_LIFETIME", int),
     "sweep_interval_seconds": ("CASEWARD_SWEEP_INTERVAL", float),
     "pending_refresh_seconds": ("CASEWARD_PENDING_REFRESH", float),
+    "unknown_attention_seconds": ("CASEWARD_UNKNOWN_ATTENTION", float),
+    "lookup_failures_attention": ("CASEWARD_LOOKUP_FAILURES_ATTENTION", int),
+    "audit_checkpoint_interval_seconds": ("CASEWARD_AUDIT_CHECKPOINT_INTERVAL", float),
 }
 
 
@@ -116,9 +183,7 @@ def _numbers(env: Mapping[str, str]) -> dict[str, Any]:
         try:
             value = kind(raw)
         except ValueError as exc:
-            raise SettingsError(
-                f"{variable} must be a {kind.__name__} (seconds), got {raw!r}"
-            ) from exc
+            raise SettingsError(f"{variable} must be a {kind.__name__}, got {raw!r}") from exc
         if value < 0:
             raise SettingsError(f"{variable} must not be negative, got {raw!r}")
         values[field_name] = value

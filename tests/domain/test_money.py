@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from app.money import Money, MoneyError, exponent
+import pytest
+from flask import render_template_string
+
+from app import create_app
+from app.money import Money, MoneyError, display, exponent
+from app.settings import Settings
 
 
 @pytest.mark.parametrize(
@@ -15,21 +20,48 @@ def test_exponents_follow_iso_4217(currency: str, digits: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("amount", "currency", "shown"),
+    ("amount", "currency", "locale", "shown"),
     [
-        (4800, "usd", "$48.00"),
-        (9600, "usd", "$96.00"),
-        (5, "usd", "$0.05"),
-        (-4800, "usd", "-$48.00"),
-        (500, "jpy", "¥500"),
-        (1250, "kwd", "1.250 KWD"),
-        (100, "chf", "1.00 CHF"),
+        (4800, "usd", "en_US", "$48.00"),
+        (5, "usd", "en_US", "$0.05"),
+        (-4800, "usd", "en_US", "-$48.00"),
+        (2400, "jpy", "en_US", "¥2,400"),
+        # Japanese writes the yen sign full-width.
+        (2400, "jpy", "ja_JP", "\uffe52,400"),
+        # Babel puts a no-break space before the euro sign in French.
+        (4800, "eur", "fr_FR", "48,00\u00a0€"),
+        (-4800, "eur", "fr_FR", "-48,00\u00a0€"),
+        (1250, "kwd", "en_US", "KWD1.250"),
+        (100, "chf", "en_US", "CHF1.00"),
+        # CLDR gives the Iraqi dinar no decimals; ISO 4217 (and the amount stored) has three.
+        (1250, "iqd", "en_US", "IQD1.250"),
+        (123456, "jpy", "fr_FR", "123\u202f456\u00a0JPY"),
     ],
 )
-def test_formatting_uses_the_right_number_of_decimals(
-    amount: int, currency: str, shown: str
+def test_money_is_shown_in_the_locale_with_the_currency_s_own_digits(
+    amount: int, currency: str, locale: str, shown: str
 ) -> None:
-    assert Money(amount, currency).format() == shown
+    assert Money(amount, currency).format(locale=locale) == shown
+
+
+def test_money_is_shown_as_in_the_us_unless_a_locale_is_given() -> None:
+    money = Money(960000, "usd")
+
+    assert money.format() == money.format(locale="en_US") == str(money) == "$9,600.00"
+
+
+def test_pages_show_a_missing_amount_as_a_dash() -> None:
+    assert display(4800, "usd") == "$48.00"
+    assert display(4800, "eur", "fr_FR") == "48,00\u00a0€"
+    assert display(None, "usd") == display(4800, None) == "-"
+
+
+def test_templates_format_money_with_the_same_function(tmp_path: Path) -> None:
+    app = create_app(Settings(instance_path=tmp_path, secret_key="k", testing=True))
+    with app.app_context():
+        page = render_template_string("{{ money(2400, 'jpy') }} / {{ money(None, None) }}")
+
+    assert page == "¥2,400 / -"
 
 
 @pytest.mark.parametrize(

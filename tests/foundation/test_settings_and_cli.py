@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from app import create_app
+from app.crypto import secret_box
 from app.migrations import head_revision
 from app.settings import Settings, SettingsError
 
@@ -49,3 +50,73 @@ def test_fresh_install_runs_on_sqlite_and_embedded_redis(tmp_path: Path) -> None
     assert response.status_code == 200, response.get_json()
     assert (tmp_path / "caseward.db").exists()
     assert (tmp_path / "secret_key").read_text() == app.config["SECRET_KEY"]
+
+
+PRODUCTION = {
+    "CASEWARD_ENV": "production",
+    "SECRET_KEY": "a-long-random-secret",
+    "CASEWARD_ENCRYPTION_KEYS": "Zm9vYmFyZm9vYmFyZm9vYmFyZm9vYmFyZm9vYmFyMTI=",
+    "CASEWARD_AUDIT_KEYS": "k1:an-audit-secret",
+    "DATABASE_URL": "postgresql://caseward@db.internal:5432/caseward",
+    "REDIS_URL": "redis://redis.internal:6379/0",
+}
+
+
+def test_production_with_everything_configured_starts() -> None:
+    settings = Settings.from_env(PRODUCTION)
+
+    assert settings.is_production
+    assert settings.check_production() == []
+    settings.require_production_secrets()
+
+
+@pytest.mark.parametrize(
+    "variable",
+    ["SECRET_KEY", "CASEWARD_ENCRYPTION_KEYS", "CASEWARD_AUDIT_KEYS", "DATABASE_URL", "REDIS_URL"],
+)
+def test_production_refuses_to_start_without_each_variable_and_names_it(
+    variable: str, tmp_path: Path
+) -> None:
+    environ = {**PRODUCTION, "CASEWARD_INSTANCE_PATH": str(tmp_path / "instance")}
+    del environ[variable]
+
+    with pytest.raises(SettingsError, match=variable) as refused:
+        create_app(Settings.from_env(environ))
+
+    others = set(PRODUCTION) - {variable, "CASEWARD_ENV"}
+    assert not [other for other in others if other in str(refused.value)]
+    # Refused before anything was generated in place of the missing secret.
+    assert not (tmp_path / "instance").exists()
+
+
+def test_production_names_every_missing_variable_in_one_message() -> None:
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({"CASEWARD_ENV": "production"}).require_production_secrets()
+
+    message = str(refused.value)
+    for variable in set(PRODUCTION) - {"CASEWARD_ENV"}:
+        assert variable in message
+
+
+def test_production_refuses_an_sqlite_database() -> None:
+    environ = {**PRODUCTION, "DATABASE_URL": "sqlite:////var/lib/caseward.db"}
+
+    with pytest.raises(SettingsError, match="DATABASE_URL"):
+        Settings.from_env(environ).require_production_secrets()
+
+
+def test_production_never_generates_an_encryption_key(tmp_path: Path) -> None:
+    """The worker and sweeper build their box without the app: it refuses there too."""
+    environ = {**PRODUCTION, "CASEWARD_INSTANCE_PATH": str(tmp_path)}
+    del environ["CASEWARD_ENCRYPTION_KEYS"]
+
+    with pytest.raises(SettingsError, match="CASEWARD_ENCRYPTION_KEYS"):
+        secret_box(Settings.from_env(environ))
+    assert not (tmp_path / "encryption_key").exists()
+
+
+def test_outside_production_the_secrets_are_generated(tmp_path: Path) -> None:
+    settings = Settings.from_env({"CASEWARD_INSTANCE_PATH": str(tmp_path)})
+
+    settings.require_production_secrets()
+    assert settings.check_production()  # what production would still need
