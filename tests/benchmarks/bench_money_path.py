@@ -11,7 +11,9 @@ prints, side by side:
   recording; median and p95, with the sandbox answering at once and with 250 ms
   added to every call, like a real provider;
 * the guard's own latency with the provider facts in hand (p50, p99);
-* executed actions per second with 1 and 2 workers (sandbox answering at once).
+* executed actions per second with 1 and 2 workers (sandbox answering at once);
+* a burst of approvals against Stripe's test-mode rate limit (429 past 25 reads and 25
+  writes a second): none lost, none duplicated, and how long next to the limit's pace.
 """
 
 from __future__ import annotations
@@ -47,9 +49,9 @@ from app.approvals.service import approve_proposal, create_proposal  # noqa: E40
 from app.cases.models import Customer  # noqa: E402
 from app.cases.service import open_case  # noqa: E402
 from app.clock import utcnow  # noqa: E402
-from app.connections.service import connect_stripe  # noqa: E402
+from app.connections.service import save_stripe_connection  # noqa: E402
 from app.crypto import SecretBox  # noqa: E402
-from app.db import make_engine, make_session_factory  # noqa: E402
+from app.db import Database, make_engine, make_session_factory  # noqa: E402
 from app.execution.models import Action, ActionStatus  # noqa: E402
 from app.execution.providers import connection_adapters  # noqa: E402
 from app.execution.queueing import enqueue_execution, execution_queue  # noqa: E402
@@ -69,7 +71,7 @@ from app.queue import connect_redis  # noqa: E402
 from app.settings import Settings, normalise_database_url  # noqa: E402
 from app.shops.models import Shop, StaffMember, StaffRole  # noqa: E402
 from app.shops.service import set_writes_enabled  # noqa: E402
-from app.web.auth import staff_token  # noqa: E402
+from app.staff.tokens import issue_token  # noqa: E402
 from integrations.provider import (  # noqa: E402
     ActionKind,
     PaymentFacts,
@@ -235,7 +237,7 @@ def build(settings: Settings, sandbox: Sandbox) -> Bench:
                 )
             )
         session.flush()
-        connect_stripe(
+        save_stripe_connection(
             session,
             shop=shop,
             actor=OWNER,
@@ -246,10 +248,16 @@ def build(settings: Settings, sandbox: Sandbox) -> Bench:
             now=now,
         )
         set_writes_enabled(session, shop=shop, actor=OWNER, enabled=True, now=now)
-        customer = Customer(shop_id=shop.id, email="buyer@example.com", name="Buyer")
+        secret_client = seeding.client(account["secret_key"], sandbox.url)
+        buyer = secret_client.v1.customers.create(
+            params={"email": "buyer@example.com", "name": "Buyer"}
+        )
+        # Every refund is bound to the case's customer: the one who paid.
+        customer = Customer(
+            shop_id=shop.id, email="buyer@example.com", name="Buyer", stripe_customer_id=buyer.id
+        )
         session.add(customer)
         session.commit()
-    secret_client = seeding.client(account["secret_key"], sandbox.url)
     return Bench(
         settings,
         box,
@@ -263,7 +271,7 @@ def build(settings: Settings, sandbox: Sandbox) -> Bench:
 
 
 def payments(bench: Bench, count: int) -> list[str]:
-    customer_id = None
+    customer_id = bench.customer.stripe_customer_id
     made = []
     for _ in range(count):
         checkout = seeding.paid_checkout(
@@ -335,8 +343,17 @@ def direct_calls(bench: Bench, count: int) -> list[float]:
 def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[float]:
     """From the approve API call to the provider's status recorded on the action."""
     app = create_app(bench.settings)
-    with app.app_context():
-        token = staff_token().issue(bench.shop.domain, APPROVER)
+    with Database.state(app).session_factory() as session:
+        token = issue_token(
+            session,
+            shop=session.get(Shop, bench.shop.id),
+            user_id=APPROVER,
+            issued_by="benchmark",
+            lifetime=timedelta(hours=1),
+            now=utcnow(),
+            console=True,
+        ).secret
+        session.commit()
     client = app.test_client()
     todo = proposals(bench, payments(bench, count))
     samples = []
@@ -365,8 +382,8 @@ def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[float]:
     return samples
 
 
-def throughput(bench: Bench, count: int, worker_count: int, env: dict[str, str]) -> float:
-    """Approve ``count`` actions with no worker running; time ``worker_count`` draining them."""
+def approved(bench: Bench, count: int) -> list[uuid.UUID]:
+    """``count`` refunds proposed and approved, their actions queued in the database only."""
     todo = proposals(bench, payments(bench, count))
     action_ids = []
     with bench.session_factory() as session:  # type: ignore[attr-defined]
@@ -384,6 +401,14 @@ def throughput(bench: Bench, count: int, worker_count: int, env: dict[str, str])
             assert result.action is not None
             action_ids.append(result.action.id)
         session.commit()
+    return action_ids
+
+
+def drained(
+    bench: Bench, action_ids: list[uuid.UUID], worker_count: int, env: dict[str, str]
+) -> tuple[float, set[str]]:
+    """Enqueue the actions and time ``worker_count`` workers until none is in flight;
+    returns the seconds taken and the statuses they ended in."""
     queue = execution_queue(connect_redis(bench.settings), bench.settings.queue_name)
     with workers(worker_count, env, bench.settings.queue_name), bench.session_factory() as session:  # type: ignore[attr-defined]
         started = time.perf_counter()
@@ -391,16 +416,55 @@ def throughput(bench: Bench, count: int, worker_count: int, env: dict[str, str])
             enqueue_execution(queue, action_id)
         while True:
             session.expire_all()
-            done = session.scalar(
+            waiting = session.scalar(
                 select(Action.id)
                 .where(Action.id.in_(action_ids), Action.status.in_(ActionStatus.IN_FLIGHT))
                 .limit(1)
             )
-            if done is None:
+            if waiting is None:
                 break
             time.sleep(0.01)
         elapsed = time.perf_counter() - started
+        statuses = session.scalars(select(Action.status).where(Action.id.in_(action_ids)))
+        return elapsed, {str(status) for status in statuses}
+
+
+def throughput(bench: Bench, count: int, worker_count: int, env: dict[str, str]) -> float:
+    """Approve ``count`` actions with no worker running; time ``worker_count`` draining them."""
+    elapsed, _ = drained(bench, approved(bench, count), worker_count, env)
     return count / elapsed
+
+
+STRIPE_TEST_WRITES_PER_SECOND = 25
+
+
+def rate_limited_burst(bench: Bench, count: int, env: dict[str, str]) -> tuple[float, float]:
+    """Approve ``count`` actions at once against Stripe's test-mode rate limit (25 reads
+    and 25 writes a second); two workers drain them. Each action costs one read (fresh
+    facts) and one write, so the limit allows ``count / 25`` seconds at best. Returns
+    (seconds taken, seconds the limit allows); raises if any action was lost or
+    duplicated."""
+    action_ids = approved(bench, count)
+    bench.sandbox.control("POST", "/rate_limits", {"limits": "stripe"})
+    try:
+        elapsed, ended = drained(bench, action_ids, 2, env)
+    finally:
+        bench.sandbox.control("POST", "/rate_limits", {"limits": None})
+    if ended != {ActionStatus.SUCCEEDED}:
+        raise RuntimeError(f"burst actions ended {sorted(ended)}, not all succeeded")
+    refunds = bench.secret_client.v1.refunds.list(params={"limit": 100}).auto_paging_iter()
+    ours = [
+        str(metadata["caseward_action_id"])
+        for metadata in (refund.to_dict().get("metadata") or {} for refund in refunds)
+        if "caseward_action_id" in metadata
+    ]
+    wanted = {str(action_id) for action_id in action_ids}
+    sent = [action_id for action_id in ours if action_id in wanted]
+    if sorted(sent) != sorted(wanted):
+        raise RuntimeError(
+            f"{len(wanted)} actions made {len(sent)} refunds ({len(set(sent))} distinct)"
+        )
+    return elapsed, count / STRIPE_TEST_WRITES_PER_SECOND
 
 
 def checks_latency(iterations: int) -> list[float]:
@@ -481,6 +545,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=30, help="calls per latency series")
     parser.add_argument("--actions", type=int, default=150, help="actions per throughput run")
+    parser.add_argument(
+        "--burst", type=int, default=500, help="approvals in the rate-limited burst"
+    )
     args = parser.parse_args()
 
     with (
@@ -536,6 +603,12 @@ def main() -> None:
         for count in (1, 2):
             rate = throughput(bench, args.actions, count, env)
             print(f"executed actions per second, {count} worker(s): {rate:6.1f}")
+        taken, allowed = rate_limited_burst(bench, args.burst, env)
+        print(
+            f"burst of {args.burst} approvals at Stripe's test-mode rate limit (25/s): "
+            f"{taken:.1f} s, {taken / allowed:.2f}x the {allowed:.0f} s the limit allows; "
+            "none lost, none duplicated"
+        )
 
 
 if __name__ == "__main__":
