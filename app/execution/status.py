@@ -64,10 +64,12 @@ def apply_provider_answer(
     )
     case = session.get(Case, action.case_id)
     assert case is not None
-    if new_status == ActionStatus.SUCCEEDED:
-        move_case(session, case, CaseStatus.RESOLVED, actor=SYSTEM_ACTOR, now=now, action=action)
-    elif new_status in (ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION):
-        move_case(session, case, CaseStatus.EXECUTING, actor=SYSTEM_ACTOR, now=now, action=action)
+    if new_status in ActionStatus.PROVIDER_OPEN:
+        # While another proposal of the case awaits approval, the case stays with its approvers.
+        if case.status != CaseStatus.AWAITING_APPROVAL:
+            done = new_status == ActionStatus.SUCCEEDED
+            to = CaseStatus.RESOLVED if done else CaseStatus.EXECUTING
+            move_case(session, case, to, actor=SYSTEM_ACTOR, now=now, action=action)
     else:
         reason = f"the provider reports the {action.kind} {new_status}"
         if answer.failure_reason:

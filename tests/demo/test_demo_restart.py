@@ -137,7 +137,7 @@ def test_the_webhook_endpoint_is_registered_only_after_the_shop_is_committed(
     stripe.StripeClient(
         account.secret_key, base_addresses={"api": settings.stripe_api_base}
     ).v1.refunds.create(params={"payment_intent": payment_intent, "amount": 100})
-    assert sandbox.wait_for_webhooks(timeout=10)
+    assert sandbox.wait_for_webhooks(timeout=30)
 
     ours = [
         attempt

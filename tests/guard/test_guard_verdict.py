@@ -311,13 +311,6 @@ def test_every_check_names_its_facts_and_the_verdict_round_trips_through_json() 
     assert stored["outcome"] == "needs_approval"
 
 
-def test_the_same_inputs_give_the_same_verdict() -> None:
-    def run() -> Verdict:
-        return check(propose(amount=usd(4800)), payment(), in_flight=[in_flight("a", usd(1))])
-
-    assert run() == run()
-
-
 def test_facts_of_the_wrong_kind_and_naive_time_are_caller_bugs() -> None:
     with pytest.raises(TypeError, match="PaymentFacts"):
         check(propose(amount=usd(4800)), customer())

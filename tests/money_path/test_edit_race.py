@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 from fault_support import approve, case_json
-from money_path_harness import Staff
-from sqlalchemy import select
+from money_path_harness import Staff, wait_for
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from app.demo import APRON_LINE, LinenShop
@@ -44,13 +44,30 @@ def test_an_edit_waits_for_the_worker_and_then_refuses(
         )
     )
     edit.start()
-    edit.join(timeout=1.0)
+    wait_for(
+        lambda: _waiting_on_a_lock(session) or not edit.is_alive(),
+        timeout=30,
+        what="the edit to reach the worker's lock",
+    )
     assert edit.is_alive(), "the edit must wait for the worker's lock"
     session.commit()
-    edit.join(timeout=10)
+    edit.join(timeout=30)
 
     response = answers[0]
     assert response.status_code == 409  # type: ignore[attr-defined]
     assert response.get_json()["error"]["code"] == "already_executing"  # type: ignore[attr-defined]
     session.expire_all()
     assert session.get(Action, action_id).status == ActionStatus.SUBMITTING  # type: ignore[union-attr]
+
+
+def _waiting_on_a_lock(session: Session) -> bool:
+    """Whether some request of this database is blocked on a lock, read on a connection of
+    its own (a transaction sees one unchanging snapshot of ``pg_stat_activity``)."""
+    with session.get_bind().connect() as connection:
+        waiting = connection.scalar(
+            text(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+        )
+    return bool(waiting)

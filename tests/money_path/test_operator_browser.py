@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from flask import Flask
-from money_path_harness import Account, Staff, WorkerProcess
+from money_path_harness import Account, Staff, WorkerProcess, wait_for
 
 from app.demo import APPROVER, SHOP_DOMAIN, LinenShop
 
@@ -42,6 +42,7 @@ def test_an_approver_clicks_a_48_dollar_refund_through_to_stripe(
     from playwright.sync_api import Page, expect  # noqa: PLC0415
 
     assert isinstance(page, Page)
+    expect.set_options(timeout=30_000)  # a deadline a loaded machine meets (default: 5 s)
     token = Staff.issue_token(app, SHOP_DOMAIN, APPROVER)
 
     page.goto(f"{web_url}/operator/login")
@@ -55,11 +56,12 @@ def test_an_approver_clicks_a_48_dollar_refund_through_to_stripe(
     assert token not in page.content()
 
     refund_row = page.locator("tr", has_text="refund $48.00")
-    for _ in range(40):
-        page.reload()
-        if "succeeded" in refund_row.inner_text():
-            break
-        page.wait_for_timeout(250)
+
+    def succeeded_after_reload() -> bool:
+        page.reload()  # the page does not update itself: a person reloads it
+        return "succeeded" in refund_row.inner_text()
+
+    wait_for(succeeded_after_reload, timeout=30, what="the case page to show the refund done")
     refunds = account.stripe.v1.refunds.list(
         params={"payment_intent": linen.payment_intent_id}
     ).data

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from money_path_harness import Account, Staff, WorkerProcess, wait_for
+from rq import Queue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -141,6 +142,7 @@ def test_an_amount_changed_after_approval_needs_review_and_sends_nothing(
     proposer: Staff,
     account: Account,
     start_worker: Callable[[], WorkerProcess],
+    queue: Queue,
 ) -> None:
     proposal = _case(approver, linen)["proposals"][0]
     approved = approver.post(
@@ -171,8 +173,17 @@ def test_an_amount_changed_after_approval_needs_review_and_sends_nothing(
     assert stale.get_json()["error"]["code"] == "stale_digest"
 
     start_worker()
+    # The edit halted the action but its job is still queued: nothing may be judged sent or
+    # unsent until the worker has run that job to its end.
+    wait_for(
+        lambda: (
+            (job := queue.fetch_job(action_id)) is not None and (job.is_finished or job.is_failed)
+        ),
+        what="the worker to be done with the halted action's job",
+    )
     halted = approver.get(f"/api/actions/{action_id}").get_json()
     assert halted["status"] == "halted"
+    assert halted["attempts"] == []
     assert "edited after approval" in halted["status_reason"]
     approvals = _case(approver, linen)["proposals"][0]["approvals"]
     assert approvals[0]["consumed_by_action"] == action_id

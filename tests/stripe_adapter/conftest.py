@@ -67,7 +67,7 @@ def make_adapter(
         settings: dict[str, object] = {
             "livemode": False,
             "api_base": server.url,
-            "timeout_seconds": 5.0,
+            "timeout_seconds": 30.0,  # tests of timeouts set their own
             "sleep": pauses.append,
             "now": lambda: datetime.fromtimestamp(sandbox.now(), UTC),
         }

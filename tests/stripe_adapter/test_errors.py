@@ -177,12 +177,19 @@ def _first_request_in_flight(
     answers: list[ProviderAnswer] = []
     thread = threading.Thread(target=lambda: answers.append(adapter.submit(action)), daemon=True)
     thread.start()
-    deadline = time.monotonic() + 5
-    while sandbox.armed_faults():  # taken by the first request just before it claims the key
-        assert time.monotonic() < deadline, "the first request never reached the sandbox"
+    deadline = time.monotonic() + 30
+    while not _key_in_use(sandbox, action.idempotency_key):
+        assert time.monotonic() < deadline, "the first request never claimed its key"
         time.sleep(0.005)
-    time.sleep(0.05)
     return thread, answers
+
+
+def _key_in_use(sandbox: StripeSandbox, key: str) -> bool:
+    """Whether a request under ``key`` is still running at the sandbox. The sandbox shows
+    no public view of keys in use, so its store is read under the store's own lock."""
+    store = sandbox.idempotency
+    with store._lock:
+        return any(k == key and not record.done for (_, _, k), record in store._records.items())
 
 
 def test_key_in_use_is_retried_with_the_same_key(
@@ -193,12 +200,13 @@ def test_key_in_use_is_retried_with_the_same_key(
 ) -> None:
     intent = pay(setup, 1000)
     action = request(ActionKind.REFUND, intent.id, 300)
-    thread, first = _first_request_in_flight(sandbox, make_adapter(restricted_key), action, 600)
+    # Held 3 s: the second request arrives within it even on a loaded machine.
+    thread, first = _first_request_in_flight(sandbox, make_adapter(restricted_key), action, 3000)
     waited: list[float] = []
 
     def pause(seconds: float) -> None:
         waited.append(seconds)
-        thread.join(5)
+        thread.join(30)
 
     second = make_adapter(restricted_key, sleep=pause).submit(action)
     assert waited == [0.2]
@@ -215,8 +223,9 @@ def test_key_still_in_use_after_the_retries_is_unknown(
 ) -> None:
     intent = pay(setup, 1000)
     action = request(ActionKind.REFUND, intent.id, 300)
-    thread, _ = _first_request_in_flight(sandbox, make_adapter(restricted_key), action, 800)
+    # Held 5 s: all three sends (the pauses between them are not slept) arrive within it.
+    thread, _ = _first_request_in_flight(sandbox, make_adapter(restricted_key), action, 5000)
     with pytest.raises(OutcomeUnknown, match="HTTP 409"):
         make_adapter(restricted_key).submit(action)
     assert pauses == [0.2, 0.5]
-    thread.join(5)
+    thread.join(30)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import stripe
 from stripe_sandbox_support import START, client_for
-from stripe_spec import assert_stripe_object, specs_available
+from stripe_spec import assert_sandbox_answers
 
 from integrations.stripe.sandbox import AccountKeys, Clock, SandboxHandle, StripeSandbox
 
@@ -30,7 +30,7 @@ def sandbox() -> Iterator[StripeSandbox]:
         refund_failure_delay=60.0,
         dispute_delay=2.0,
         webhook_retry_delays=(0.05, 0.1, 0.2),
-        webhook_timeout=2.0,
+        webhook_timeout=30.0,  # a slow answer on a loaded machine is not a failed delivery
     )
     answers: list[bytes] = []
     serve = box.handle_api
@@ -44,9 +44,7 @@ def sandbox() -> Iterator[StripeSandbox]:
     box.handle_api = recording  # type: ignore[method-assign]
     yield box
     box.stop()
-    if specs_available():
-        for raw in answers:
-            assert_stripe_object(json.loads(raw))
+    assert_sandbox_answers(json.loads(raw) for raw in answers)
 
 
 @pytest.fixture

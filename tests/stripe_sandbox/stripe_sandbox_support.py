@@ -68,8 +68,9 @@ def pay(
     )
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.01) -> Any:
-    """Poll ``predicate`` until it returns something truthy, or fail after ``timeout``."""
+def wait_until(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.01) -> Any:
+    """Poll ``predicate`` until it returns something truthy, or fail after ``timeout``
+    (long enough for a loaded machine: a deadline, not a measure of speed)."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -126,7 +127,7 @@ class Receiver:
             return [r.event for r in self.received]
 
     def wait_for(
-        self, predicate: Callable[[list[dict[str, Any]]], bool], timeout: float = 5.0
+        self, predicate: Callable[[list[dict[str, Any]]], bool], timeout: float = 30.0
     ) -> list[dict[str, Any]]:
         """Poll until the received events satisfy ``predicate``."""
         return wait_until(lambda: self.events() if predicate(self.events()) else None, timeout)

@@ -126,17 +126,17 @@ def test_concurrent_request_with_the_same_key_gets_409(
     results: list[requests.Response] = []
 
     def send() -> None:
-        # Both hold the key for 400 ms once they claim it: whichever is second must
-        # find it in use.
+        # Both hold the key for 3 s once they claim it: whichever is second must find it
+        # in use, even when a loaded machine starts the two threads far apart.
         results.append(
-            _refund(url, account.secret_key, "busy", data, **{FAULT_HEADER: "delay;ms=400"})
+            _refund(url, account.secret_key, "busy", data, **{FAULT_HEADER: "delay;ms=3000"})
         )
 
     threads = [threading.Thread(target=send) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=5)
+        thread.join(timeout=30)
     assert sorted(r.status_code for r in results) == [200, 409]
     done = next(r for r in results if r.status_code == 200)
     busy = next(r for r in results if r.status_code == 409)
@@ -154,7 +154,7 @@ def test_sdk_sees_409_as_retryable_api_error(client: stripe.StripeClient) -> Non
     outcomes: list[object] = []
     options: stripe.RequestOptions = {
         "idempotency_key": "held",
-        "headers": {FAULT_HEADER: "delay:400"},
+        "headers": {FAULT_HEADER: "delay:3000"},  # the key stays in use while both arrive
     }
 
     def send() -> None:
@@ -169,7 +169,7 @@ def test_sdk_sees_409_as_retryable_api_error(client: stripe.StripeClient) -> Non
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=5)
+        thread.join(timeout=30)
     errors = [o for o in outcomes if isinstance(o, stripe.StripeError)]
     assert len(errors) == 1
     assert isinstance(errors[0], stripe.APIError)

@@ -68,7 +68,7 @@ def test_failed_deliveries_are_retried_with_backoff(
         client.v1.customers.create()
         events = receiver.wait_for(lambda got: len(got) == 3)
         assert len({e["id"] for e in events}) == 1
-        assert sandbox.wait_for_webhooks()
+        assert sandbox.wait_for_webhooks(timeout=30)
         attempts = sandbox.webhook_attempts()
         assert [a.get("status") for a in attempts] == [500, 503, 200]
         assert [a["attempt"] for a in attempts] == [1, 2, 3]
@@ -79,7 +79,7 @@ def test_retries_are_bounded(client: stripe.StripeClient, sandbox: StripeSandbox
         receiver.statuses = [500] * 10
         _endpoint(client, receiver.url, ["customer.created"])
         client.v1.customers.create()
-        assert sandbox.wait_for_webhooks(timeout=5)
+        assert sandbox.wait_for_webhooks(timeout=30)
         assert len(receiver.received) == 4  # first try + 3 retries configured by the fixture
         assert sandbox.pending_webhooks() == []
 
@@ -116,7 +116,7 @@ def test_paused_deliveries_flow_after_resume(
         sandbox.pause_webhooks()
         client.v1.customers.create()
         client.v1.customers.create()
-        assert sandbox.wait_for_webhooks(timeout=1)
+        assert sandbox.wait_for_webhooks(timeout=30)
         assert receiver.received == []
         sandbox.resume_webhooks()
         receiver.wait_for(lambda got: len(got) == 2)
@@ -135,7 +135,7 @@ def test_only_subscribed_types_and_own_account(
         sandbox.advance_clock(120)
         events = receiver.wait_for(lambda got: len(got) == 1)
         assert events[0]["type"] == "refund.failed"
-        assert sandbox.wait_for_webhooks()
+        assert sandbox.wait_for_webhooks(timeout=30)
         assert len(receiver.received) == 1
 
 

@@ -2,7 +2,6 @@
 
 import copy
 import json
-import time
 
 import pytest
 from stripe_spec import (
@@ -177,11 +176,7 @@ def test_moved_fields_exist_at_their_new_place():
             assert old_field in load_schemas()[old_resource]["properties"]
 
 
-def test_loading_is_cached_and_fast():
+def test_the_spec_files_are_read_once():
+    # Every sandbox answer is checked: re-reading the files per object would be the cost.
     assert load_fixtures() is load_fixtures()
     assert load_schemas() is load_schemas()
-    objects = [fixture(name) for name in NINE] * 50
-    start = time.perf_counter()
-    for obj in objects:
-        assert check_stripe_object(obj) == []
-    assert time.perf_counter() - start < 10  # 450 objects; typically well under a second

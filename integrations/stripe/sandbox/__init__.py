@@ -12,6 +12,7 @@ In-process::
     handle = sandbox.start()                      # handle.url, handle.stop()
     keys = sandbox.create_account(restricted_keys=[{"permissions": {"refunds": "write"}}])
     client = stripe.StripeClient(keys.secret_key, base_addresses={"api": handle.url})
+    sandbox.received_requests(keys.id)            # what arrived: method, path, key, answer
 
 Stripe's per-account rate limits are off unless asked for:
 ``StripeSandbox(rate_limits=RateLimits())`` applies Stripe's numbers (25 reads and 25
@@ -25,6 +26,7 @@ from .clock import Clock
 from .faults import FAULT_HEADER, Fault
 from .faults import KINDS as FAULT_KINDS
 from .ratelimit import RateLimits
+from .received import ReceivedRequest
 from .sandbox import (
     DEMO_ACCOUNT_ID,
     DEMO_PERMISSIONS,
@@ -48,6 +50,7 @@ __all__ = [
     "Clock",
     "Fault",
     "RateLimits",
+    "ReceivedRequest",
     "RestrictedKey",
     "SandboxHandle",
     "StripeSandbox",

@@ -88,6 +88,23 @@ class Control:
         add("GET", "/_sandbox/faults", lambda b, p: [f.to_json() for f in s.armed_faults()])
         add("POST", "/_sandbox/faults", lambda b, p: s.arm_fault(**_fault_args(b)).to_json())
         add("DELETE", "/_sandbox/faults", lambda b, p: s.clear_faults())
+        add("GET", "/_sandbox/holds", lambda b, p: [h.to_json() for h in s.holds()])
+        add(
+            "POST",
+            "/_sandbox/holds/release",
+            lambda b, p: {"released": s.release_hold(b.get("id"))},
+        )
+        add(
+            "GET",
+            "/_sandbox/requests",
+            lambda b, p: [r.to_json() for r in s.received_requests()],
+        )
+        add(
+            "GET",
+            "/_sandbox/accounts/{account}/requests",
+            lambda b, p: [r.to_json() for r in s.received_requests(p["account"])],
+        )
+        add("DELETE", "/_sandbox/requests", lambda b, p: s.clear_received_requests())
         add("POST", "/_sandbox/latency", lambda b, p: s.set_latency(int(b.get("ms") or 0)))
         add("GET", "/_sandbox/clock", lambda b, p: {"now": s.now()})
         add(

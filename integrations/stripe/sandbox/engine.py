@@ -165,6 +165,11 @@ class Engine:
             raise unauthorized(presented)
         return key
 
+    def account_of(self, headers: Mapping[str, str]) -> str | None:
+        """The account whose key a request presents; ``None`` for a missing or unknown key."""
+        key = self.core.store.keys.get(_presented_key(headers) or "")
+        return key.account_id if key is not None else None
+
     # -- the pipeline ----------------------------------------------------------------------
 
     def handle(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Response:
@@ -296,6 +301,7 @@ class Engine:
 
     def _execute(self, req: _Request, plan: Plan) -> tuple[Response, bool]:
         """Run the handler; the flag says whether it got past validation (saveable)."""
+        self.faults.wait_at_holds(plan)
         self._pause(plan.delay_before_ms)
         self._run_due()
         store = self.core.store

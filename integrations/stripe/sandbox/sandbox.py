@@ -23,9 +23,10 @@ from .clock import Clock
 from .context import Config, Ctx
 from .control import Control
 from .engine import Engine, Response
-from .faults import Fault, FaultBoard
+from .faults import Fault, FaultBoard, HoldState
 from .idempotency import IdempotencyStore
 from .ratelimit import RateLimiter, RateLimits
+from .received import ReceivedRequest, RequestLog
 from .resources import disputes as dispute_resource
 from .resources.refunds import REFUND_MODES
 from .server import SandboxHTTPServer
@@ -136,6 +137,7 @@ class StripeSandbox:
         self.faults = FaultBoard()
         self.idempotency = IdempotencyStore()
         self.limiter = RateLimiter(rate_limits)
+        self.received = RequestLog()
         self.engine = Engine(
             self,
             faults=self.faults,
@@ -203,8 +205,14 @@ class StripeSandbox:
     def handle_api(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes
     ) -> Response:
-        """Serve one Stripe API request (the HTTP server calls this)."""
-        return self.engine.handle(method, target, headers, body)
+        """Serve one Stripe API request (the HTTP server calls this), recording it as it
+        arrives and then its answer."""
+        entry = self.received.arrived(
+            method, target, self.engine.account_of(headers), headers.get("Idempotency-Key")
+        )
+        response = self.engine.handle(method, target, headers, body)
+        self.received.answered(entry, response)
+        return response
 
     def _background(self) -> None:
         while not self._stop.wait(self._interval):
@@ -378,7 +386,7 @@ class StripeSandbox:
         when: str = "before",
     ) -> Fault:
         """Arm a fault for the next ``count`` requests matching every given filter
-        (``path`` is a glob such as ``/v1/refunds*``)."""
+        (``path`` and ``idempotency_key`` may be globs such as ``/v1/refunds*``)."""
         return self.faults.arm(
             Fault(
                 kind=kind,
@@ -397,14 +405,33 @@ class StripeSandbox:
         return self.faults.armed()
 
     def clear_faults(self) -> None:
-        """Disarm all faults and remove added latency."""
+        """Disarm all faults, let held requests go, and remove added latency."""
         self.faults.clear()
+
+    def holds(self) -> list[HoldState]:
+        """Holds armed (``arm_fault("hold", ...)``): requests caught, waiting, released."""
+        return self.faults.holds()
+
+    def release_hold(self, hold_id: str | None = None) -> list[str]:
+        """Let the requests a hold keeps (every hold's, when ``None``) commit and answer."""
+        return self.faults.release(hold_id)
 
     def set_latency(self, ms: int) -> None:
         """Add ``ms`` milliseconds to every API call (benchmarks, timeouts)."""
         if ms < 0:
             raise ValueError("latency must not be negative")
         self.faults.latency_ms = ms
+
+    # -- requests received -----------------------------------------------------------------
+
+    def received_requests(self, account: str | None = None) -> list[ReceivedRequest]:
+        """Every API request received (of one account, when given), oldest first, with
+        the idempotency key it carried; dropped and still unanswered ones included."""
+        return self.received.entries(account)
+
+    def clear_received_requests(self) -> None:
+        """Forget the requests received so far."""
+        self.received.clear()
 
     # -- webhooks --------------------------------------------------------------------------
 
@@ -456,12 +483,13 @@ class StripeSandbox:
     # -- state -----------------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Forget all accounts, objects, keys, faults and queued webhooks."""
+        """Forget all accounts, objects, keys, faults, queued webhooks and requests received."""
         self.store.clear()
         self.idempotency.clear()
         self.limiter.clear()
         self.faults.clear()
         self.events.clear()
+        self.received.clear()
         if self.demo:
             self._ensure_demo_account()
 

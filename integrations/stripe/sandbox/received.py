@@ -1,0 +1,89 @@
+"""Every API request the sandbox received, in arrival order, and how it was answered.
+
+Tests need the provider's side of the story: which idempotency key each write really
+carried, including writes a fault dropped or that are still being served. A request is
+recorded the moment it arrives, before authentication, faults or idempotency, and its
+answer is filled in afterwards; API keys and bodies are never kept. The log is bounded
+(the oldest requests are forgotten first) so a long-running sandbox does not grow.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import deque
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from .engine import Response
+
+# Plenty for one test run's worth of requests of any one account.
+DEFAULT_CAPACITY = 50_000
+
+
+@dataclass
+class ReceivedRequest:
+    """One API request as it arrived, and its answer once there is one.
+
+    ``account`` is the account whose key the request presented (``None`` for an
+    unknown key); ``status`` stays ``None`` while the request is being served, and
+    ``dropped`` means the connection was closed without an answer (a fault)."""
+
+    number: int
+    method: str
+    path: str
+    account: str | None
+    idempotency_key: str | None
+    status: int | None = None
+    dropped: bool = False
+    replayed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Control-endpoint form."""
+        return asdict(self)
+
+
+class RequestLog:
+    """The received requests, thread-safe, at most ``capacity`` of them."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        self._lock = threading.Lock()
+        self._numbers = itertools.count(1)
+        self._entries: deque[ReceivedRequest] = deque(maxlen=capacity)
+
+    def arrived(
+        self, method: str, target: str, account: str | None, idempotency_key: str | None
+    ) -> ReceivedRequest:
+        """Record a request as it arrives; the returned entry takes its answer later."""
+        with self._lock:
+            entry = ReceivedRequest(
+                number=next(self._numbers),
+                method=method.upper(),
+                path=target.partition("?")[0],
+                account=account,
+                idempotency_key=idempotency_key,
+            )
+            self._entries.append(entry)
+        return entry
+
+    def answered(self, entry: ReceivedRequest, response: Response) -> None:
+        """Record how ``entry`` was answered (or that its connection was dropped)."""
+        replayed = response.headers.get("Idempotent-Replayed") == "true"
+        with self._lock:
+            entry.dropped = response.drop
+            entry.status = None if response.drop else response.status
+            entry.replayed = replayed and not response.drop
+
+    def entries(self, account: str | None = None) -> list[ReceivedRequest]:
+        """Copies of the requests received (of one account, when given), oldest first."""
+        with self._lock:
+            return [
+                replace(entry)
+                for entry in self._entries
+                if account is None or entry.account == account
+            ]
+
+    def clear(self) -> None:
+        """Forget every request received so far."""
+        with self._lock:
+            self._entries.clear()
