@@ -99,6 +99,7 @@ class Settings:
                 else None
             ),
             public_url=env.get("CASEWARD_PUBLIC_URL", "").rstrip("/"),
+            queue_name=env.get("CASEWARD_QUEUE", "").strip() or cls.queue_name,
             **_numbers(env),
         )
         unknown = set(overrides) - {f.name for f in fields(cls)}

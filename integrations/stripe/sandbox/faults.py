@@ -3,9 +3,9 @@
 The hard cases for exactly-once refunds are the ones where the client cannot know what
 happened: Stripe committed the refund and the connection died, or Stripe answered 500
 after committing. A fault is either armed in advance (match on method, path pattern,
-idempotency key and/or account, for the next ``count`` matching requests) or requested
-per call with the header ``Caseward-Sandbox-Fault: <kind>[;ms=<n>][;when=after]`` (several
-separated by commas).
+idempotency key or key pattern such as ``caseward-action-*``, and/or account, for the next
+``count`` matching requests) or requested per call with the header
+``Caseward-Sandbox-Fault: <kind>[;ms=<n>][;when=after]`` (several separated by commas).
 
 Kinds:
 
@@ -14,6 +14,13 @@ Kinds:
 ``error_500_before_commit`` answer 500 ``api_error`` without executing (nothing saved).
 ``error_500_after_commit``  execute and commit, answer 500; that 500 is what the key replays.
 ``delay``                   sleep ``ms`` then carry on (``when=after``: after committing).
+``hold``                    wait before committing, the idempotency key already claimed, until
+                            the test releases the hold (:meth:`FaultBoard.release`), or at
+                            most ``ms`` (default 60 s) if it never does; then carry on.
+
+A hold makes a race deterministic: the request is inside Stripe, nothing of it visible yet,
+for exactly as long as the test needs. It can only be armed (it is released by its id),
+never asked for with the header.
 """
 
 from __future__ import annotations
@@ -32,7 +39,12 @@ KINDS = (
     "error_500_before_commit",
     "error_500_after_commit",
     "delay",
+    "hold",
 )
+
+# How long a hold nobody releases keeps its requests waiting: a forgotten hold must not
+# keep a server thread forever.
+DEFAULT_HOLD_MS = 60_000
 
 _ids = itertools.count(1)
 
@@ -71,7 +83,9 @@ class Fault:
             return False
         if self.path and not fnmatch.fnmatchcase(path, self.path):
             return False
-        if self.idempotency_key and self.idempotency_key != idempotency_key:
+        if self.idempotency_key and not fnmatch.fnmatchcase(
+            idempotency_key or "", self.idempotency_key
+        ):
             return False
         return not (self.account and self.account != account)
 
@@ -91,6 +105,8 @@ def parse_header(value: str) -> list[Fault]:
         if ":" in kind:  # shorthand "delay:1500"
             kind, _, ms = kind.partition(":")
             options.setdefault("ms", ms)
+        if kind.strip() == "hold":
+            raise ValueError("a hold must be armed, so that it can be released by its id")
         faults.append(
             Fault(
                 kind=kind.strip(),
@@ -111,6 +127,7 @@ class Plan:
     drop_after: bool = False
     error_before: bool = False
     error_after: bool = False
+    holds: list[str] = field(default_factory=list)
 
     def add(self, fault: Fault) -> None:
         """Fold one fault into the plan."""
@@ -127,6 +144,33 @@ class Plan:
             self.error_before = True
         elif fault.kind == "error_500_after_commit":
             self.error_after = True
+        elif fault.kind == "hold":
+            self.holds.append(fault.id)
+
+
+@dataclass
+class HoldState:
+    """A hold as a test sees it: the requests it caught, how many wait now, and whether
+    it was released."""
+
+    id: str
+    caught: int
+    waiting: int
+    released: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """Control-endpoint form."""
+        return asdict(self)
+
+
+class _Gate:
+    """Where the requests caught by one hold wait."""
+
+    def __init__(self, longest_wait_ms: int) -> None:
+        self.opened = threading.Event()
+        self.longest_wait = (longest_wait_ms or DEFAULT_HOLD_MS) / 1000.0
+        self.caught = 0
+        self.waiting = 0
 
 
 class FaultBoard:
@@ -135,19 +179,61 @@ class FaultBoard:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._armed: list[Fault] = []
+        self._gates: dict[str, _Gate] = {}
         self.latency_ms = 0
 
     def arm(self, fault: Fault) -> Fault:
         """Arm ``fault`` for the next ``fault.count`` matching requests."""
         with self._lock:
             self._armed.append(fault)
+            if fault.kind == "hold":
+                self._gates[fault.id] = _Gate(fault.ms)
         return fault
 
     def clear(self) -> None:
-        """Disarm everything and drop the added latency."""
+        """Disarm everything, let every held request go, and drop the added latency."""
         with self._lock:
             self._armed.clear()
+            gates, self._gates = list(self._gates.values()), {}
             self.latency_ms = 0
+        for gate in gates:
+            gate.opened.set()
+
+    def wait_at_holds(self, plan: Plan) -> None:
+        """Keep the calling request here until each hold in its plan is released."""
+        for hold_id in plan.holds:
+            with self._lock:
+                gate = self._gates.get(hold_id)
+                if gate is None:  # cleared in the meantime
+                    continue
+                gate.caught += 1
+                gate.waiting += 1
+            try:
+                gate.opened.wait(gate.longest_wait)
+            finally:
+                with self._lock:
+                    gate.waiting -= 1
+
+    def release(self, hold_id: str | None = None) -> list[str]:
+        """Let the requests held by ``hold_id`` (every hold, when ``None``) go on; the
+        hold is disarmed, so later requests pass. Returns the ids released."""
+        with self._lock:
+            if hold_id is not None and hold_id not in self._gates:
+                raise KeyError(f"no hold {hold_id}")
+            ids = [hold_id] if hold_id is not None else list(self._gates)
+            self._armed = [f for f in self._armed if f.id not in ids]
+            gates = [self._gates[i] for i in ids]
+        for gate in gates:
+            gate.opened.set()
+        return ids
+
+    def holds(self) -> list[HoldState]:
+        """Every hold armed since the last :meth:`clear`, released or not."""
+        with self._lock:
+            return [
+                HoldState(hold_id, gate.caught, gate.waiting, gate.opened.is_set())
+                for hold_id, gate in self._gates.items()
+            ]
 
     def armed(self) -> list[Fault]:
         """Faults still armed (copies)."""
