@@ -88,7 +88,47 @@ class Staff:
         return self._client.delete(path, headers=self._headers)
 
 
-class WorkerProcess:
+class ServiceProcess:
+    """A Caseward process started as production starts it, its output kept."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]):
+        self.process = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.output: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line.decode(errors="replace"))
+
+    def said(self, *words: str) -> bool:
+        """Whether one line of its output holds every one of ``words``."""
+        return any(all(word in line for word in words) for line in list(self.output))
+
+    def kill(self) -> None:
+        """SIGKILL the process and its children, as a crashed machine would."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+class WorkerProcess(ServiceProcess):
     """``rq worker --with-scheduler`` in its own process, as in production."""
 
     def __init__(self, settings: Settings, redis_url: str):
@@ -104,7 +144,7 @@ class WorkerProcess:
             "CASEWARD_PROVIDER_TIMEOUT": str(settings.provider_timeout_seconds),
         }
         rq = str(Path(sys.executable).parent / "rq")
-        self.process = subprocess.Popen(
+        super().__init__(
             [
                 rq,
                 "worker",
@@ -117,34 +157,8 @@ class WorkerProcess:
                 str(REPO),
                 settings.queue_name,
             ],
-            env=env,
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            env,
         )
-        self.output: list[str] = []
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.output.append(line.decode(errors="replace"))
-
-    def kill(self) -> None:
-        """SIGKILL the worker and its work horse, as a crashed machine would."""
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
 
 
 def wait_for(predicate: Callable[[], Any], *, timeout: float = 20.0, what: str = "") -> Any:

@@ -8,14 +8,19 @@ action, and refunds never above the captured amount.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
+import stripe
 from fault_support import (
     ACTION_ID_KEY,
+    COUNTING,
     NOT_SENT,
     PROVIDER_REPORTED,
     add_order,
@@ -31,7 +36,7 @@ from fault_support import (
     sweeping,
     wait_for_status,
 )
-from hypothesis import HealthCheck, event, given
+from hypothesis import HealthCheck, Phase, event, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from money_path_harness import Account, Staff, WorkerProcess, wait_for
@@ -270,16 +275,50 @@ _STEP = st.one_of(
     st.tuples(st.just("sweep")),
     st.tuples(st.just("webhooks"), st.lists(st.integers(0, 30), min_size=1, max_size=6)),
     st.tuples(st.just("fail_later")),
+    st.tuples(st.just("merchant_refund"), _AMOUNTS),
+    st.tuples(st.just("merchant_refund_while_sending"), _AMOUNTS),
 )
+# How Stripe treats the example's refunds: they succeed, succeed and fail later (once the
+# clock moves on), or stay pending.
+_REFUNDS_GO = ("succeed", "fail_later", "stay_pending")
 _SCENARIO = st.tuples(
-    st.sampled_from(["pm_card_visa", "pm_card_refundFail"]),
+    st.sampled_from(_REFUNDS_GO),
     _AMOUNTS,
     st.one_of(st.none(), st.sampled_from(_FAULTS)),
     st.lists(_STEP, min_size=1, max_size=10),
 )
 # Shorter than the injected delay, so a delayed answer times out into "unknown".
-_PROPERTY_TIMEOUT = 0.4
-_DELAY_MS = 600
+_PROPERTY_TIMEOUT = 0.25
+_DELAY_MS = 400
+# A send held at Stripe waits this long at most for the merchant's refund to land first.
+_HELD_SEND_TIMEOUT = 10.0
+_EXAMPLES = 150
+
+# Every way an action can end that the money path must handle; each example records
+# the ones its actions reached, and the run fails unless each was reached at least once.
+RESENT_AFTER_ABSENT = "resent after an absent look-up"
+UNKNOWN_THEN_FOUND = "unknown, then found"
+END_STATES = (
+    RESENT_AFTER_ABSENT,
+    UNKNOWN_THEN_FOUND,
+    ActionStatus.NEEDS_DECISION.value,
+    ActionStatus.REJECTED.value,
+    ActionStatus.PENDING.value,
+    ActionStatus.SUCCEEDED.value,
+)
+
+
+def end_states(status: str, attempts: list[tuple[str, str | None]]) -> set[str]:
+    """The end states one action reached: its final status, and how its unclear outcome
+    was settled (``attempts``: purpose and outcome, in order)."""
+    reached = {status}
+    purposes = [purpose for purpose, _ in attempts]
+    for number, (purpose, outcome) in enumerate(attempts):
+        if purpose == "find" and outcome == "absent" and "resubmit" in purposes[number:]:
+            reached.add(RESENT_AFTER_ABSENT)
+        if purpose == "find" and outcome == "found":
+            reached.add(UNKNOWN_THEN_FOUND)
+    return reached
 
 
 class _Scenario:
@@ -295,11 +334,19 @@ class _Scenario:
         sandbox: StripeSandbox,
         settings: Settings,
         ctx: ExecutionContext,
+        patient_ctx: ExecutionContext,
         queue: Queue,
-        payment_method: str,
+        refunds_go: str,
     ) -> None:
         self.linen, self.approver, self.proposer = linen, approver, proposer
         self.account, self.sandbox, self.ctx, self.queue = account, sandbox, ctx, queue
+        self.patient_ctx = patient_ctx
+        sandbox.set_refund_mode(
+            account.id,
+            "pending_processing" if refunds_go == "stay_pending" else None,
+            settle_after=7 * 24 * 3600,
+        )
+        payment_method = "pm_card_refundFail" if refunds_go == "fail_later" else "pm_card_visa"
         self.payment = paid_payment(
             account, settings, customer_id=linen.customer_id, payment_method=payment_method
         )
@@ -368,9 +415,16 @@ class _Scenario:
             options = {"ms": _DELAY_MS, "when": "after"}
         elif kind == "slow_commit":
             kind, options = "delay", {"ms": _DELAY_MS, "when": "before"}
-        self.sandbox.arm_fault(
-            kind, method="POST", path="/v1/refunds", account=self.account.id, **options
-        )
+        self.sandbox.arm_fault(kind, **self._our_refund_requests(), **options)
+
+    def _our_refund_requests(self) -> dict[str, str]:
+        """Fault filters for Caseward's refund requests on this account (not the merchant's)."""
+        return {
+            "method": "POST",
+            "path": "/v1/refunds",
+            "account": self.account.id,
+            "idempotency_key": "caseward-action-*",
+        }
 
     def _run_job(self) -> None:
         run_queued_jobs(self.ctx, self.queue, limit=1)
@@ -403,6 +457,49 @@ class _Scenario:
             self.sandbox.advance_clock(3601)
             self.clock_moved = True
 
+    def _merchant_refund(self, amount: int) -> None:
+        """Someone refunds at Stripe directly (the dashboard), outside Caseward."""
+        # More than is left: Stripe refuses the merchant too.
+        with contextlib.suppress(stripe.InvalidRequestError):
+            direct_refund(self.account, self.payment.payment_intent_id, amount)
+
+    def _merchant_refund_while_sending(self, amount: int) -> None:
+        """The newest action goes on (sent if queued, looked up and maybe resent if
+        unclear) with its refund request held at Stripe, after our checks passed and
+        before Stripe commits it, while the merchant refunds ``amount`` directly."""
+        if not self.actions:
+            return
+        action_id = uuid.UUID(self.actions[-1])
+        hold = self.sandbox.arm_fault("hold", **self._our_refund_requests())
+        failures: list[BaseException] = []
+        work = threading.Thread(target=self._go_on, args=(action_id, failures))
+        work.start()
+        try:
+            wait_for(
+                lambda: not work.is_alive() or self._held(hold.id),
+                timeout=_HELD_SEND_TIMEOUT,
+                what="the action to stop or its refund to be held at Stripe",
+            )
+            if work.is_alive():  # held: nothing of it is visible at Stripe yet
+                self._merchant_refund(amount)
+        finally:
+            self.sandbox.release_hold(hold.id)
+            work.join(_HELD_SEND_TIMEOUT)
+        assert not work.is_alive(), "the held send never finished"
+        if failures:
+            raise failures[0]
+
+    def _go_on(self, action_id: uuid.UUID, failures: list[BaseException]) -> None:
+        """What the next job for the action would do, patient enough to outwait a hold."""
+        try:
+            if execute_action(self.patient_ctx, action_id) == ActionStatus.UNKNOWN:
+                reconcile_action(self.patient_ctx, action_id)
+        except BaseException as exc:  # raised again in the test's own thread
+            failures.append(exc)
+
+    def _held(self, hold_id: str) -> bool:
+        return any(h.id == hold_id and h.waiting for h in self.sandbox.holds())
+
     def settle(self) -> dict[str, str]:
         """No more faults: run jobs, reconcile and refresh until nothing moves."""
         self.sandbox.clear_faults()
@@ -432,19 +529,39 @@ class _Scenario:
             }
 
     def check_invariants(self) -> None:
-        assert_money_invariants(self.account, self.ctx.session_factory, self.linen.shop_id)
+        """Both invariants on this example's payment (the whole account is checked once,
+        after the last example): at most one provider refund per action, and never more
+        refunded than was captured."""
+        listing = self.account.stripe.v1.refunds.list(
+            params={"payment_intent": self.payment.payment_intent_id, "limit": 100}
+        )
+        refunds = [refund.to_dict() for refund in listing.auto_paging_iter()]
+        per_action = Counter((r.get("metadata") or {}).get(ACTION_ID_KEY) for r in refunds)
+        per_action.pop(None, None)  # the merchant's own refunds
+        assert all(n == 1 for n in per_action.values()), f"one action, two refunds: {per_action}"
+        if refunds:
+            charge = self.account.stripe.v1.charges.retrieve(self.payment.charge_id)
+            counted = sum(int(r["amount"]) for r in refunds if r["status"] in COUNTING)
+            assert counted <= charge.amount_captured, (counted, charge.amount_captured)
+            assert charge.amount_refunded <= charge.amount_captured
 
-    def check_statuses_are_the_providers(self, statuses: dict[str, str]) -> None:
+    def check_statuses_are_the_providers(self, statuses: dict[str, str]) -> set[str]:
         """Each action's status is one the provider reported for its refund, or one that
-        says it was never sent (and then nothing is at the provider), or unknown/decision."""
+        says it was never sent (and then nothing is at the provider), or unknown/decision.
+        Returns the end states the actions reached."""
         allowed = (*PROVIDER_REPORTED, *NOT_SENT, ActionStatus.UNKNOWN, ActionStatus.NEEDS_DECISION)
         ids = [uuid.UUID(action_id) for action_id in statuses]
+        attempts: dict[str, list[tuple[str, str | None]]] = {str(i): [] for i in ids}
         with self.ctx.session_factory() as session:
             actions = list(session.scalars(select(Action).where(Action.id.in_(ids))))
             for attempt in session.scalars(
-                select(ActionAttempt).where(ActionAttempt.action_id.in_(ids))
+                select(ActionAttempt)
+                .where(ActionAttempt.action_id.in_(ids))
+                .order_by(ActionAttempt.number)
             ):
                 event(f"attempt {attempt.purpose}: {attempt.outcome}")
+                attempts[str(attempt.action_id)].append((attempt.purpose, attempt.outcome))
+        reached: set[str] = set()
         for action in actions:
             action_id = str(action.id)
             ours = refunds_of_action(self.account, action_id)
@@ -457,16 +574,37 @@ class _Scenario:
             if action.provider_ref is not None:
                 refund = self.account.stripe.v1.refunds.retrieve(action.provider_ref)
                 assert refund.metadata[ACTION_ID_KEY] == action_id
+            reached |= end_states(action.status, attempts[action_id])
+        return reached
+
+
+@pytest.fixture
+def end_states_reached(
+    linen: LinenShop, account: Account, ctx: ExecutionContext
+) -> Iterator[Counter[str]]:
+    """How many examples reached each end state; checked once every example has run,
+    with the money invariants over every payment of the run."""
+    reached: Counter[str] = Counter()
+    yield reached
+    if not reached:
+        return  # the property failed before its first example finished; that failure says why
+    assert_money_invariants(account, ctx.session_factory, linen.shop_id)
+    missing = [state for state in END_STATES if not reached[state]]
+    assert not missing, f"no example reached {missing}; reached: {dict(reached)}"
 
 
 @hypothesis_settings(
-    max_examples=25,
+    max_examples=_EXAMPLES,
     deadline=None,
     derandomize=True,
     database=None,
+    # No "explain" phase: on a failure it reruns slow examples for minutes to annotate it.
+    phases=[Phase.explicit, Phase.generate, Phase.shrink],
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(scenario=_SCENARIO)
+# An action that succeeds while another proposal of its case awaits approval.
+@example(scenario=("succeed", 4800, None, [("propose", 1500), ("run_job",)]))
 def test_random_interleavings_keep_exactly_once_and_report_only_provider_status(
     scenario: tuple[str, int, str | None, list[tuple[Any, ...]]],
     linen: LinenShop,
@@ -477,13 +615,27 @@ def test_random_interleavings_keep_exactly_once_and_report_only_provider_status(
     settings: Settings,
     ctx: ExecutionContext,
     queue: Queue,
+    end_states_reached: Counter[str],
 ) -> None:
-    payment_method, first_amount, first_fault, steps = scenario
+    """Random interleavings of proposals, approvals, edits, faults, jobs, sweeps, webhooks,
+    late failures and refunds the merchant makes at Stripe (also while our refund is
+    inside Stripe) keep both money invariants, and every action ends in a status its
+    provider reported or one that says nothing was sent. Every end state is reached:
+    resent after an absent look-up, unknown then found, needs_decision, rejected,
+    pending, succeeded (the fixture ``end_states_reached`` fails the test otherwise).
+
+    How often each was reached:
+
+        pytest tests/money_path/test_faults.py -k random_interleavings \
+            --hypothesis-show-statistics
+    """
+    refunds_go, first_amount, first_fault, steps = scenario
     reset_sandbox_switches(sandbox)
     sandbox.pause_webhooks()  # webhooks arrive only when a step delivers them
     queue.empty()
     fast = replace(settings, provider_timeout_seconds=_PROPERTY_TIMEOUT)
     in_process = replace(ctx, adapters=connection_adapters(fast, secret_box(fast)), settings=fast)
+    patient = replace(settings, provider_timeout_seconds=_HELD_SEND_TIMEOUT)
     run = _Scenario(
         linen=linen,
         approver=approver,
@@ -492,8 +644,9 @@ def test_random_interleavings_keep_exactly_once_and_report_only_provider_status(
         sandbox=sandbox,
         settings=settings,
         ctx=in_process,
+        patient_ctx=replace(in_process, adapters=connection_adapters(patient, secret_box(patient))),
         queue=queue,
-        payment_method=payment_method,
+        refunds_go=refunds_go,
     )
     prelude: list[tuple[Any, ...]] = [("propose", first_amount), ("approve", 0)]
     if first_fault is not None:
@@ -502,7 +655,8 @@ def test_random_interleavings_keep_exactly_once_and_report_only_provider_status(
         run.step(step)
         run.check_invariants()
     statuses = run.settle()
-    for status in sorted(set(statuses.values())):
-        event(f"an action ended {status}")
     run.check_invariants()
-    run.check_statuses_are_the_providers(statuses)
+    reached = run.check_statuses_are_the_providers(statuses)
+    for state in sorted(reached):
+        event(f"end state: {state}")
+    end_states_reached.update(reached)
