@@ -24,6 +24,8 @@ from app.web.api import bp as api_bp
 from app.web.auth import StoredStaffTokens
 from app.web.errors import register_error_handlers
 from app.web.security import init_security
+from app.web.shopify_admin import ShopifySessionTokens, init_shopify
+from app.web.shopify_webhooks import bp as shopify_webhooks_bp
 from app.web.webhooks import bp as webhooks_bp
 
 
@@ -54,11 +56,12 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     app.extensions["caseward.audit_keys"] = audit_keys = audit.audit_key_ring(settings)
     audit.bind_key_ring(db.state(app).session_factory, audit_keys)
     app.extensions["caseward.adapters"] = connection_adapters(settings, box)
-    app.extensions["caseward.authenticators"] = [StoredStaffTokens()]
+    init_shopify(app, settings)
+    app.extensions["caseward.authenticators"] = [StoredStaffTokens(), ShopifySessionTokens()]
 
     register_blueprints(app)
     register_error_handlers(app)
-    init_security(app, settings, exempt=[api_bp, webhooks_bp])
+    init_security(app, settings, exempt=[api_bp, webhooks_bp, shopify_webhooks_bp])
     limits.init_app(app)
     register_commands(app)
     return app

@@ -34,6 +34,7 @@ from typing import Any
 from sqlalchemy import JSON, ForeignKey, Integer, String, UniqueConstraint, Uuid, select
 from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
+from app.actors import Actor
 from app.clock import utcnow
 from app.crypto import read_or_create_secret
 from app.db import Base, UTCDateTime, locked_row
@@ -50,7 +51,11 @@ class AuditEvent(Base):
     shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
     seq: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(String(64))
+    # Who, as ``Actor.ref``; the kind and the surface they came through beside it.
+    # Events sealed before actors were typed have no kind or surface.
     actor: Mapped[str] = mapped_column(String(255))
+    actor_kind: Mapped[str | None] = mapped_column(String(16))
+    actor_surface: Mapped[str | None] = mapped_column(String(32))
     case_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
     action_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, index=True)
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
@@ -197,7 +202,7 @@ def record(
     *,
     shop_id: uuid.UUID,
     kind: str,
-    actor: str,
+    actor: Actor,
     data: Mapping[str, Any] | None = None,
     case_id: uuid.UUID | None = None,
     action_id: uuid.UUID | None = None,
@@ -211,7 +216,9 @@ def record(
         shop_id=shop_id,
         seq=head.seq + 1,
         kind=kind,
-        actor=actor,
+        actor=actor.ref,
+        actor_kind=str(actor.kind),
+        actor_surface=str(actor.surface),
         case_id=case_id,
         action_id=action_id,
         data=redact(dict(data or {})),
@@ -229,6 +236,17 @@ def record(
 def event_hash(event: AuditEvent, keys: AuditKeyRing | None = None) -> str:
     """The event's seal: HMAC-SHA256 under the key it names, or plain SHA-256 for an
     event sealed before keyed sealing (no key id). Raises :class:`UnknownAuditKey`."""
+    content = sealed_content(event)
+    if event.key_id is None:
+        return hashlib.sha256(canonical(content)).hexdigest()
+    if keys is None:
+        raise UnknownAuditKey(event.key_id)
+    content["key_id"] = event.key_id
+    return hmac.new(keys.secret(event.key_id), canonical(content), hashlib.sha256).hexdigest()
+
+
+def sealed_content(event: AuditEvent) -> dict[str, Any]:
+    """What an event's seal covers, apart from the key id."""
     content: dict[str, Any] = {
         "shop_id": str(event.shop_id),
         "seq": event.seq,
@@ -240,15 +258,13 @@ def event_hash(event: AuditEvent, keys: AuditKeyRing | None = None) -> str:
         "created_at": _timestamp(event.created_at),
         "prev_hash": event.prev_hash,
     }
-    if event.key_id is None:
-        return hashlib.sha256(_canonical(content)).hexdigest()
-    if keys is None:
-        raise UnknownAuditKey(event.key_id)
-    content["key_id"] = event.key_id
-    return hmac.new(keys.secret(event.key_id), _canonical(content), hashlib.sha256).hexdigest()
+    if event.actor_kind is not None:
+        content["actor_kind"] = event.actor_kind
+        content["actor_surface"] = event.actor_surface
+    return content
 
 
-def _canonical(content: Mapping[str, Any]) -> bytes:
+def canonical(content: Mapping[str, Any]) -> bytes:
     return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from stripe import StripeClient
 
 from app import audit
+from app.actors import Surface, staff, system_actor
 from app.approvals.drafts import parse_draft
 from app.approvals.models import Proposal, ProposalStatus
 from app.approvals.service import create_proposal
@@ -48,6 +49,8 @@ from integrations.stripe.sandbox import DEMO_RESTRICTED_KEY, DEMO_SECRET_KEY
 
 SHOP_DOMAIN = "linen-and-loom.myshopify.com"
 OWNER, APPROVER, PROPOSER = "olivia.owner", "sam.approver", "pat.proposer"
+# The demo is seeded as if these people had used the staff API.
+AS_OWNER, AS_PROPOSER = staff(OWNER, Surface.STAFF_API), staff(PROPOSER, Surface.STAFF_API)
 APRON_LINE = "apron-natural"
 
 
@@ -100,14 +103,14 @@ def seed_linen_shop(
     connection = save_stripe_connection(
         session,
         shop=shop,
-        actor=OWNER,
+        actor=AS_OWNER,
         api_key=restricted_key,
         livemode=False,
         webhook_secret=None,
         box=box,
         now=now,
     ).connection
-    set_writes_enabled(session, shop=shop, actor=OWNER, enabled=True, now=now)
+    set_writes_enabled(session, shop=shop, actor=AS_OWNER, enabled=True, now=now)
 
     checkout = seeding.paid_checkout(
         stripe, email="maya@example.com", name="Maya Lin", amount=9600, currency="usd"
@@ -140,7 +143,7 @@ def seed_linen_shop(
     case = open_case(
         session,
         shop=shop,
-        actor=PROPOSER,
+        actor=AS_PROPOSER,
         customer_id=customer.id,
         subject="One apron arrived torn (order #1001)",
         request_text=(
@@ -155,7 +158,7 @@ def seed_linen_shop(
         session,
         shop=shop,
         case=case,
-        actor=PROPOSER,
+        actor=AS_PROPOSER,
         draft=parse_draft(
             {
                 "kind": "refund",
@@ -175,7 +178,7 @@ def seed_linen_shop(
         session,
         shop_id=shop.id,
         kind="demo.seeded",
-        actor=OWNER,
+        actor=AS_OWNER,
         case_id=case.id,
         data={"order": "#1001"},
         now=now,
@@ -220,7 +223,7 @@ def register_webhook_endpoint(
         session,
         shop_id=connection.shop_id,
         kind="connection.webhook_registered",
-        actor=OWNER,
+        actor=AS_OWNER,
         data={"provider": "stripe", "url": url},
         now=now,
     )
@@ -383,7 +386,7 @@ def main() -> None:
             session,
             shop=shop,
             user_id=APPROVER,
-            issued_by="demo",
+            issued_by=system_actor("demo", Surface.CONSOLE),
             lifetime=timedelta(hours=12),
             now=utcnow(),
             label="demo sign-in",

@@ -6,13 +6,19 @@ Every error names what went wrong in ``code`` (stable, for programs), ``message`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 
 class CasewardError(Exception):
     status = 400
     code = "bad_request"
+    # Headers the answer must carry besides the JSON body (a retry hint for the caller).
+    default_headers: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, message: str, *, field: str | None = None, code: str | None = None):
         super().__init__(message)
+        self.headers = dict(self.default_headers)
         self.message = message
         self.field = field
         if code is not None:
@@ -27,6 +33,14 @@ class InvalidInput(CasewardError):
 class Unauthenticated(CasewardError):
     status = 401
     code = "unauthenticated"
+
+
+class SessionTokenRefused(Unauthenticated):
+    """A Shopify session token failed verification. The header tells App Bridge to fetch
+    a fresh token and send the request again, as Shopify requires of embedded apps."""
+
+    code = "invalid_session_token"
+    default_headers: ClassVar[Mapping[str, str]] = {"X-Shopify-Retry-Invalid-Session-Request": "1"}
 
 
 class Forbidden(CasewardError):

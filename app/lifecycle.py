@@ -20,6 +20,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.actors import Actor
 from app.approvals.models import Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
 from app.execution.models import Action, ActionStatus
@@ -90,7 +91,7 @@ def move_action(
     to: ActionStatus,
     *,
     event: str,
-    actor: str,
+    actor: Actor,
     now: datetime,
     data: Mapping[str, object] | None = None,
 ) -> None:
@@ -117,7 +118,7 @@ def move_proposal(
     to: ProposalStatus,
     *,
     event: str,
-    actor: str,
+    actor: Actor,
     now: datetime,
     data: Mapping[str, object] | None = None,
 ) -> None:
@@ -147,7 +148,7 @@ def move_case(
     case: Case,
     to: CaseStatus,
     *,
-    actor: str,
+    actor: Actor,
     now: datetime,
     owner: str | None = None,
     reason: str | None = None,

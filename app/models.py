@@ -5,6 +5,8 @@ from app.audit import AuditEvent, AuditHead
 from app.cases.models import Case, Customer, Order
 from app.connections.models import Connection
 from app.execution.models import Action, ActionAttempt, ProviderEvent, TargetLock
+from app.privacy.models import DataExport
+from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop, ShopPolicy, StaffMember
 from app.staff.models import StaffToken
 
@@ -17,11 +19,13 @@ __all__ = [
     "Case",
     "Connection",
     "Customer",
+    "DataExport",
     "Order",
     "Proposal",
     "ProviderEvent",
     "Shop",
     "ShopPolicy",
+    "ShopifyInstall",
     "StaffMember",
     "StaffToken",
     "TargetLock",

@@ -1,8 +1,7 @@
 """Money: integer minor units plus an ISO 4217 currency. Never floats.
 
-Exponents follow ISO 4217 (USD 2, JPY 0, KWD 3). Stripe's "zero-decimal"
-currencies are the ISO exponent-0 ones it supports; the list below is the union
-Caseward may meet, and an unknown code is refused rather than guessed.
+Exponents follow ISO 4217 (USD 2, JPY 0, KWD 3), from the one table in
+:mod:`integrations.currency`; an unknown code is refused rather than guessed.
 
 Money shown to people is formatted here only, by Babel for a locale, always with
 the currency's ISO digits (CLDR's differ for a few, such as IQD and HUF, and a
@@ -12,27 +11,20 @@ shown amount must say exactly what moves).
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import cache
 
 from babel import Locale
 from babel.numbers import NumberPattern
 
-_ZERO_DECIMAL = frozenset(
-    "bif clp djf gnf isk jpy kmf krw mga pyg rwf ugx vnd vuv xaf xof xpf".split()
+from integrations.currency import (
+    CurrencyError,
+    decimal_string,
+    exponent_or_none,
+    to_minor_units,
 )
-_THREE_DECIMAL = frozenset("bhd iqd jod kwd lyd omr tnd".split())
-_TWO_DECIMAL = frozenset(
-    """aed afn all amd ang aoa ars aud awg azn bam bbd bdt bgn bmd bnd bob brl bsd bwp byn bzd
-    cad cdf chf cny cop crc cve czk dkk dop dzd egp etb eur fjd fkp gbp gel gip gmd gtq gyd hkd
-    hnl htg huf idr ils inr jmd kes kgs khr kyd kzt lak lbp lkr lrd lsl mad mdl mkd mmk mnt mop
-    mur mvr mwk mxn myr mzn nad ngn nio nok npr nzd pab pen pgk php pkr pln qar ron rsd rub sar
-    sbd scr sek sgd shp sle sos srd std szl thb tjs top try ttd twd tzs uah usd uyu uzs wst xcd
-    yer zar zmw""".split()
-)
-_AMOUNT = re.compile(r"^-?\d+(\.\d+)?$")
+
 # Until shops and customers carry their own locale, everything is shown as in the US.
 DEFAULT_LOCALE = "en_US"
 
@@ -46,16 +38,6 @@ def normalise_currency(code: str) -> str:
     if exponent_or_none(lowered) is None:
         raise MoneyError(f"unknown currency {code!r}: expected an ISO 4217 code such as 'usd'")
     return lowered
-
-
-def exponent_or_none(currency: str) -> int | None:
-    if currency in _TWO_DECIMAL:
-        return 2
-    if currency in _ZERO_DECIMAL:
-        return 0
-    if currency in _THREE_DECIMAL:
-        return 3
-    return None
 
 
 def exponent(currency: str) -> int:
@@ -80,18 +62,10 @@ class Money:
     @classmethod
     def parse(cls, text: str, currency: str) -> Money:
         """``Money.parse("48.00", "usd")`` is 4800 usd; more decimals than the currency has fail."""
-        digits = exponent(currency)
-        cleaned = text.strip()
-        if not _AMOUNT.match(cleaned):
-            raise MoneyError(f"{text!r} is not a decimal amount")
         try:
-            value = Decimal(cleaned)
-        except InvalidOperation as exc:  # pragma: no cover - the regex already refused it
-            raise MoneyError(f"{text!r} is not a decimal amount") from exc
-        scaled = value.scaleb(digits)
-        if scaled != scaled.to_integral_value():
-            raise MoneyError(f"{text!r} has more than {digits} decimals for {currency.upper()}")
-        return cls(int(scaled), currency)
+            return cls(to_minor_units(text, normalise_currency(currency)), currency)
+        except CurrencyError as exc:
+            raise MoneyError(str(exc)) from None
 
     def _same_currency(self, other: Money) -> None:
         if other.currency != self.currency:
@@ -107,12 +81,7 @@ class Money:
 
     def decimal_string(self) -> str:
         """Plain decimal form: 4800 usd '48.00', 500 jpy '500', 1250 kwd '1.250'."""
-        digits = exponent(self.currency)
-        sign = "-" if self.amount < 0 else ""
-        whole, fraction = divmod(abs(self.amount), 10**digits)
-        if digits == 0:
-            return f"{sign}{whole}"
-        return f"{sign}{whole}.{fraction:0{digits}d}"
+        return decimal_string(self.amount, self.currency)
 
     def format(self, locale: str = DEFAULT_LOCALE) -> str:
         """Human form for staff and customers: '$48.00', '¥2,400', '48,00 €' in fr_FR."""

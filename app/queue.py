@@ -31,7 +31,7 @@ def _embedded_redis(settings: Settings) -> Redis:
 
 
 class RedisExtension:
-    """Flask extension owning the process's Redis connection and the execution queue.
+    """Flask extension owning the process's Redis connection and its two queues.
 
     Both are made on first use: a command such as ``db-upgrade`` never starts the
     embedded server or opens a connection it does not need.
@@ -52,6 +52,12 @@ class RedisExtension:
     def queue(app: Flask) -> Queue:
         settings: Settings = app.config["CASEWARD_SETTINGS"]
         return execution_queue(RedisExtension.connection(app), settings.queue_name)
+
+    @staticmethod
+    def background_queue(app: Flask) -> Queue:
+        """Slower work that must never delay money (privacy requests, syncs)."""
+        settings: Settings = app.config["CASEWARD_SETTINGS"]
+        return execution_queue(RedisExtension.connection(app), settings.background_queue_name)
 
 
 redis_ext = RedisExtension()

@@ -64,6 +64,16 @@ class Settings:
     audit_checkpoint_interval_seconds: float = 300.0
     # The address providers reach this app at (webhook URLs); empty: the request's host.
     public_url: str = ""
+    # The Shopify app's client id and secret (the secret signs session tokens and
+    # webhooks); the previous secret is accepted too while a rotation is under way.
+    shopify_api_key: str = ""
+    shopify_api_secret: str = ""
+    shopify_old_api_secret: str = ""
+    # Empty means Shopify itself; the demo and tests point it at the Shopify sandbox.
+    shopify_api_base: str = ""
+    # Shopify requires every embedded page to load App Bridge from its CDN; the sandbox's
+    # admin stand-in serves a compatible script for the demo and browser tests.
+    shopify_app_bridge_url: str = "https://cdn.shopify.com/shopifycloud/app-bridge.js"
 
     @property
     def uses_embedded_redis(self) -> bool:
@@ -99,6 +109,12 @@ class Settings:
                 else None
             ),
             public_url=env.get("CASEWARD_PUBLIC_URL", "").rstrip("/"),
+            shopify_api_key=env.get("SHOPIFY_API_KEY", ""),
+            shopify_api_secret=env.get("SHOPIFY_API_SECRET", ""),
+            shopify_old_api_secret=env.get("SHOPIFY_OLD_API_SECRET", ""),
+            shopify_api_base=env.get("SHOPIFY_API_BASE", "").rstrip("/"),
+            shopify_app_bridge_url=env.get("SHOPIFY_APP_BRIDGE_URL", "")
+            or cls.shopify_app_bridge_url,
             queue_name=env.get("CASEWARD_QUEUE", "").strip() or cls.queue_name,
             **_numbers(env),
         )
@@ -125,6 +141,8 @@ class Settings:
                 ("CASEWARD_ENCRYPTION_KEYS", self.encryption_keys, "encrypt provider keys"),
                 ("CASEWARD_AUDIT_KEYS", self.audit_keys, "seal the audit chain"),
                 ("REDIS_URL", self.redis_url, "the embedded Redis is for the demo"),
+                ("SHOPIFY_API_KEY", self.shopify_api_key, "the Shopify app's client id"),
+                ("SHOPIFY_API_SECRET", self.shopify_api_secret, "verifies Shopify's requests"),
             )
             if not present
         ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -12,7 +11,7 @@ from typing import Any
 from sqlalchemy import delete, select, text, update
 from sqlalchemy.orm import Session
 
-from app.audit import GENESIS_HASH, AuditEvent, AuditHead
+from app.audit import GENESIS_HASH, AuditEvent, AuditHead, canonical, sealed_content
 
 
 @contextmanager
@@ -90,15 +89,4 @@ def _columns(event: AuditEvent) -> dict[str, Any]:
 
 
 def _plain_content(event: AuditEvent) -> bytes:
-    content = {
-        "shop_id": str(event.shop_id),
-        "seq": event.seq,
-        "kind": event.kind,
-        "actor": event.actor,
-        "case_id": str(event.case_id) if event.case_id else None,
-        "action_id": str(event.action_id) if event.action_id else None,
-        "data": event.data,
-        "created_at": event.created_at.replace(tzinfo=None).isoformat(timespec="microseconds"),
-        "prev_hash": event.prev_hash,
-    }
-    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return canonical(sealed_content(event))

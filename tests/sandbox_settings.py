@@ -13,11 +13,10 @@ from integrations.stripe.sandbox import StripeSandbox
 def with_sandbox(settings: Settings, sandbox: StripeSandbox, **overrides: Any) -> Settings:
     """``settings`` pointed at ``sandbox``, on a queue of the test's own (so no job of an
     earlier test can reach it), with ``overrides``."""
-    assert sandbox._server is not None
-    host, port = sandbox._server.server_address[:2]
+    assert sandbox.url is not None
     return replace(
         settings,
-        stripe_api_base=f"http://{host!s}:{port}",
+        stripe_api_base=sandbox.url,
         queue_name=f"caseward-test-{uuid.uuid4().hex[:8]}",
         **overrides,
     )

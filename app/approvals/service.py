@@ -24,6 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.actors import WORKER, Actor, Surface, system_actor
 from app.approvals.digest import digest_of
 from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
@@ -38,10 +39,6 @@ from app.settings import Settings
 from app.shops.models import Shop, StaffRole
 from app.shops.service import current_policy, require_role
 from integrations.provider import ProviderAdapter
-
-POLICY_ACTOR_PREFIX = "policy:v"
-SYSTEM_ACTOR = "caseward:worker"
-
 
 # What a person can do next when a proposal is not in the state a request needs.
 _NEXT_STEP = {
@@ -63,7 +60,7 @@ def create_proposal(
     *,
     shop: Shop,
     case: Case,
-    actor: str,
+    actor: Actor,
     draft: Draft,
     adapter: ProviderAdapter,
     settings: Settings,
@@ -71,7 +68,7 @@ def create_proposal(
 ) -> ProposalResult:
     require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, "propose actions")
     proposal = Proposal(
-        id=uuid.uuid4(), shop_id=shop.id, case_id=case.id, proposed_by=actor, revision=1
+        id=uuid.uuid4(), shop_id=shop.id, case_id=case.id, proposed_by=actor.ref, revision=1
     )
     return _apply(
         session,
@@ -92,7 +89,7 @@ def revise_proposal(
     *,
     shop: Shop,
     proposal_id: uuid.UUID,
-    actor: str,
+    actor: Actor,
     draft: Draft,
     adapter: ProviderAdapter,
     settings: Settings,
@@ -139,7 +136,7 @@ def approve_proposal(
     *,
     shop: Shop,
     proposal_id: uuid.UUID,
-    actor: str,
+    actor: Actor,
     digest: str,
     settings: Settings,
     now: datetime,
@@ -181,19 +178,19 @@ def approve_proposal(
         limit = int(member.approval_limits.get(proposal.currency, 0))
         if proposal.amount > limit:
             raise Forbidden(
-                f"{actor} may approve up to {Money(limit, proposal.currency)}, "
+                f"{actor.ref} may approve up to {Money(limit, proposal.currency)}, "
                 f"not {Money(proposal.amount, proposal.currency)}",
                 code="over_approval_limit",
             )
-    if proposal.approvals_required > 1 and actor == proposal.proposed_by:
+    if proposal.approvals_required > 1 and actor.ref == proposal.proposed_by:
         raise Forbidden(
             "this amount needs two people other than the proposer; the proposer cannot approve it",
             code="two_person_rule",
         )
     valid = _valid_approvals(session, proposal, now)
-    if any(approval.approver == actor for approval in valid):
+    if any(approval.approver == actor.ref for approval in valid):
         raise Conflict(
-            f"{actor} has already approved this proposal; it needs another approver",
+            f"{actor.ref} has already approved this proposal; it needs another approver",
             code="already_approved",
         )
 
@@ -211,7 +208,7 @@ def approve_proposal(
     valid.append(approval)
     if len(valid) < proposal.approvals_required:
         return ProposalResult(proposal)
-    action = _create_action(session, shop, case, proposal, valid, now)
+    action = _create_action(session, shop, case, proposal, valid, actor, now)
     return ProposalResult(proposal, action)
 
 
@@ -220,7 +217,7 @@ def reject_proposal(
     *,
     shop: Shop,
     proposal_id: uuid.UUID,
-    actor: str,
+    actor: Actor,
     reason: str,
     now: datetime,
 ) -> Proposal:
@@ -257,7 +254,7 @@ def reopen_after_expiry(
         proposal,
         ProposalStatus.AWAITING_APPROVAL,
         event="proposal.reopened",
-        actor=SYSTEM_ACTOR,
+        actor=WORKER,
         now=now,
         data={
             "reason": "the approval expired unsent",
@@ -279,7 +276,7 @@ def _apply(
     draft: Draft,
     adapter: ProviderAdapter,
     settings: Settings,
-    actor: str,
+    actor: Actor,
     event: str,
     now: datetime,
 ) -> ProposalResult:
@@ -318,7 +315,9 @@ def _apply(
     )
     if status == ProposalStatus.AWAITING_APPROVAL:
         move_case(session, case, CaseStatus.AWAITING_APPROVAL, actor=actor, now=now)
-    return ProposalResult(proposal, _auto_approve(session, shop, case, proposal, settings, now))
+    return ProposalResult(
+        proposal, _auto_approve(session, shop, case, proposal, settings, actor.surface, now)
+    )
 
 
 def _evaluate(
@@ -343,23 +342,30 @@ def _evaluate(
 
 
 def _auto_approve(
-    session: Session, shop: Shop, case: Case, proposal: Proposal, settings: Settings, now: datetime
+    session: Session,
+    shop: Shop,
+    case: Case,
+    proposal: Proposal,
+    settings: Settings,
+    surface: Surface,
+    now: datetime,
 ) -> Action | None:
     """An explicit shop policy may approve small actions itself; by default it never does."""
     if proposal.status != ProposalStatus.AWAITING_APPROVAL:
         return None
     if proposal.verdict.get("outcome") != "allowed_by_policy":
         return None
-    approver = f"{POLICY_ACTOR_PREFIX}{proposal.policy_version}"
+    # The policy version that allowed it is the approver, on the proposer's surface.
+    approver = system_actor(f"policy:v{proposal.policy_version}", surface)
     approval = _approval(session, proposal, proposal.digest, approver, settings, now)
-    return _create_action(session, shop, case, proposal, [approval], now)
+    return _create_action(session, shop, case, proposal, [approval], approver, now)
 
 
 def _approval(
     session: Session,
     proposal: Proposal,
     digest: str,
-    approver: str,
+    approver: Actor,
     settings: Settings,
     now: datetime,
 ) -> Approval:
@@ -367,7 +373,7 @@ def _approval(
         shop_id=proposal.shop_id,
         proposal_id=proposal.id,
         digest=digest,
-        approver=approver,
+        approver=approver.ref,
         created_at=now,
         expires_at=now + timedelta(seconds=settings.approval_ttl_seconds),
     )
@@ -382,8 +388,10 @@ def _create_action(
     case: Case,
     proposal: Proposal,
     approvals: list[Approval],
+    approver: Actor,
     now: datetime,
 ) -> Action:
+    """The one action the approvals allow; ``approver`` gave the last of them."""
     action_id = uuid.uuid4()
     action = Action(
         id=action_id,
@@ -413,7 +421,6 @@ def _create_action(
     session.flush()
     for approval in approvals:
         approval.consumed_by_action = action.id
-    approver = approvals[-1].approver
     move_proposal(
         session,
         proposal,
@@ -428,7 +435,7 @@ def _create_action(
         session,
         shop_id=shop.id,
         kind="action.queued",
-        actor=approvals[-1].approver,
+        actor=approver,
         case_id=case.id,
         action_id=action.id,
         data={
@@ -470,7 +477,7 @@ def _void_approvals(session: Session, proposal: Proposal, reason: str, now: date
         approval.void_reason = reason
 
 
-def _halt(session: Session, action: Action, reason: str, actor: str, now: datetime) -> None:
+def _halt(session: Session, action: Action, reason: str, actor: Actor, now: datetime) -> None:
     action.status_reason = reason
     move_action(
         session,

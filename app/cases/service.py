@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.actors import Actor
 from app.approvals.models import Approval, Proposal
 from app.audit import AuditEvent
 from app.cases.models import Case, Customer, Order
@@ -122,7 +123,7 @@ def open_case(
     session: Session,
     *,
     shop: Shop,
-    actor: str,
+    actor: Actor,
     customer_id: uuid.UUID | None,
     subject: str,
     request_text: str,
@@ -161,7 +162,8 @@ def open_case(
         kind="case.opened",
         actor=actor,
         case_id=case.id,
-        data={"subject": subject, "identity_level": level.value},
+        # Never the subject: the chain holds no customer's words (see app/privacy).
+        data={"identity_level": level.value},
         now=now,
     )
     return case

@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.actors import Actor
 from app.connections.models import Connection
 from app.crypto import SecretBox, mask_secret
 from app.errors import InvalidInput, ProviderUnavailable
@@ -50,7 +51,7 @@ def save_stripe_connection(
     session: Session,
     *,
     shop: Shop,
-    actor: str,
+    actor: Actor,
     api_key: str,
     livemode: bool,
     webhook_secret: str | None,
@@ -97,7 +98,7 @@ def save_stripe_connection(
     connection.key_hint = mask_secret(api_key)
     if webhook_secret is not None:
         connection.encrypted_webhook_secret = box.encrypt(webhook_secret)
-    connection.created_by = actor
+    connection.created_by = actor.ref
     connection.created_at = now
     session.flush()
     audit.record(

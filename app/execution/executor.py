@@ -34,6 +34,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.actors import WORKER
 from app.approvals.digest import digest_of
 from app.approvals.models import Proposal
 from app.approvals.service import reopen_after_expiry
@@ -44,7 +45,6 @@ from app.evaluation import Draft, evaluate_draft, line_item_refs
 from app.execution.models import Action, ActionAttempt, ActionStatus, TargetLock
 from app.execution.providers import AdapterFactory
 from app.execution.status import (
-    SYSTEM_ACTOR,
     apply_provider_answer,
     escalate,
     mark_unknown,
@@ -303,7 +303,7 @@ def _prepare_send(
         action,
         ActionStatus.SUBMITTING,
         event=f"action.{purpose}",
-        actor=SYSTEM_ACTOR,
+        actor=WORKER,
         now=now,
         data={"attempt": number, "idempotency_key": action.idempotency_key},
     )
@@ -432,7 +432,7 @@ def _record(
 
 
 def _stop(session: Session, action: Action, to: ActionStatus, reason: str, now: datetime) -> None:
-    stop_action(session, action, to, reason, actor=SYSTEM_ACTOR, now=now)
+    stop_action(session, action, to, reason, actor=WORKER, now=now)
 
 
 def _queue_again(
@@ -452,7 +452,7 @@ def _queue_again(
             action,
             ActionStatus.QUEUED,
             event="action.requeued",
-            actor=SYSTEM_ACTOR,
+            actor=WORKER,
             now=now,
             data={"reason": str(error), "resend_in_seconds": delay},
         )

@@ -7,6 +7,7 @@ freely: the database row, not Redis, says what still needs doing.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from datetime import timedelta
 
@@ -64,6 +65,20 @@ def enqueue_refresh(queue: Queue, action_id: uuid.UUID, event_id: str) -> bool:
     return _enqueue_unique(
         queue, "app.execution.jobs.refresh", action_id, f"refresh-{action_id}-{event_id}"
     )
+
+
+def enqueue_privacy_request(queue: Queue, event_row_id: int) -> None:
+    """Answer a stored privacy webhook (on the background queue); once per event."""
+    # Already queued is fine: the stored event is the truth either way.
+    with contextlib.suppress(DuplicateJobError):
+        queue.enqueue(
+            "app.privacy.jobs.answer_privacy_request",
+            event_row_id,
+            job_id=f"privacy-{event_row_id}",
+            unique=True,
+            result_ttl=_RESULT_TTL,
+            failure_ttl=30 * 24 * 3600,  # Shopify allows 30 days to act; keep the failure
+        )
 
 
 def _enqueue_unique(queue: Queue, function: str, action_id: uuid.UUID, job_id: str) -> bool:

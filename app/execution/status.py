@@ -15,13 +15,12 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.actors import WORKER, Actor, Surface, system_actor
 from app.approvals.models import Proposal
 from app.cases.models import Case, CaseStatus
 from app.execution.models import Action, ActionStatus
 from app.lifecycle import move_action, move_case, provider_report_applies
 from integrations.provider import ProviderAnswer, ProviderStatus
-
-SYSTEM_ACTOR = "caseward:worker"
 
 
 def apply_provider_answer(
@@ -37,7 +36,7 @@ def apply_provider_answer(
             session,
             shop_id=action.shop_id,
             kind="action.stale_report_ignored",
-            actor=SYSTEM_ACTOR,
+            actor=WORKER,
             case_id=action.case_id,
             action_id=action.id,
             data={"source": source, "reported": new_status.value, "kept": current},
@@ -53,7 +52,7 @@ def apply_provider_answer(
         action,
         new_status,
         event="action.provider_status",
-        actor=f"provider:{action.provider}",
+        actor=system_actor(f"provider:{action.provider}", Surface.PROVIDER),
         now=now,
         data={
             "source": source,
@@ -69,7 +68,7 @@ def apply_provider_answer(
         if case.status != CaseStatus.AWAITING_APPROVAL:
             done = new_status == ActionStatus.SUCCEEDED
             to = CaseStatus.RESOLVED if done else CaseStatus.EXECUTING
-            move_case(session, case, to, actor=SYSTEM_ACTOR, now=now, action=action)
+            move_case(session, case, to, actor=WORKER, now=now, action=action)
     else:
         reason = f"the provider reports the {action.kind} {new_status}"
         if answer.failure_reason:
@@ -86,7 +85,7 @@ def send_back_for_review(session: Session, action: Action, reason: str, now: dat
         session,
         case,
         CaseStatus.NEEDS_ATTENTION,
-        actor=SYSTEM_ACTOR,
+        actor=WORKER,
         now=now,
         owner=responsible_person(session, action),
         reason=reason,
@@ -95,7 +94,7 @@ def send_back_for_review(session: Session, action: Action, reason: str, now: dat
 
 
 def stop_action(
-    session: Session, action: Action, to: ActionStatus, reason: str, *, actor: str, now: datetime
+    session: Session, action: Action, to: ActionStatus, reason: str, *, actor: Actor, now: datetime
 ) -> None:
     """The action goes no further without a person: record why and show them the case."""
     action.status_reason = reason
@@ -143,7 +142,7 @@ def mark_unknown(
         action,
         ActionStatus.UNKNOWN,
         event="action.unknown",
-        actor=SYSTEM_ACTOR,
+        actor=WORKER,
         now=now,
         data={"reason": reason, "next_check_at": next_check_at.isoformat()},
     )

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.actors import Actor, ActorKind
 from app.errors import Forbidden, InvalidInput, NotFound
 from app.guard import PolicyError, PolicyRules, ShopSwitches
 from app.shops.models import Shop, ShopPolicy, StaffMember, StaffRole
@@ -43,7 +44,7 @@ def current_policy(session: Session, shop_id: uuid.UUID) -> PolicyRules:
 
 
 def save_policy(
-    session: Session, *, shop: Shop, actor: str, rules: dict[str, Any], now: datetime
+    session: Session, *, shop: Shop, actor: Actor, rules: dict[str, Any], now: datetime
 ) -> PolicyRules:
     require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "change the shop's policy")
     previous = current_policy(session, shop.id)
@@ -54,7 +55,11 @@ def save_policy(
     stored = policy.to_dict()
     session.add(
         ShopPolicy(
-            shop_id=shop.id, version=policy.version, rules=stored, created_by=actor, created_at=now
+            shop_id=shop.id,
+            version=policy.version,
+            rules=stored,
+            created_by=actor.ref,
+            created_at=now,
         )
     )
     audit.record(
@@ -75,24 +80,26 @@ def staff_member(session: Session, shop_id: uuid.UUID, user_id: str) -> StaffMem
 
 
 def require_role(
-    session: Session, shop_id: uuid.UUID, actor: str, roles: tuple[str, ...], doing: str
+    session: Session, shop_id: uuid.UUID, actor: Actor, roles: tuple[str, ...], doing: str
 ) -> StaffMember:
     """Deny by default: an actor without a role in this shop may do nothing."""
-    member = staff_member(session, shop_id, actor)
+    member = staff_member(session, shop_id, actor.id) if actor.kind is ActorKind.STAFF else None
     if member is None:
-        raise Forbidden(f"{actor} has no role in this shop and may not {doing}", code="no_role")
+        raise Forbidden(f"{actor.ref} has no role in this shop and may not {doing}", code="no_role")
     if member.role not in roles:
-        raise Forbidden(f"{actor} is a {member.role} and may not {doing}", code="role_not_allowed")
+        raise Forbidden(
+            f"{actor.ref} is a {member.role} and may not {doing}", code="role_not_allowed"
+        )
     return member
 
 
 def set_writes_enabled(
-    session: Session, *, shop: Shop, actor: str, enabled: bool, now: datetime
+    session: Session, *, shop: Shop, actor: Actor, enabled: bool, now: datetime
 ) -> None:
     """Protection mode: only a signed-in owner turns provider writes on (or off again)."""
     require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "change protection mode")
     shop.writes_enabled = enabled
-    shop.writes_enabled_by = actor if enabled else None
+    shop.writes_enabled_by = actor.ref if enabled else None
     shop.writes_enabled_at = now if enabled else None
     audit.record(
         session,
@@ -104,7 +111,7 @@ def set_writes_enabled(
 
 
 def set_kill_switch(
-    session: Session, *, shop: Shop, actor: str, engaged: bool, now: datetime
+    session: Session, *, shop: Shop, actor: Actor, engaged: bool, now: datetime
 ) -> None:
     """Any approver may stop everything; only an owner may start it again."""
     roles = StaffRole.CAN_APPROVE if engaged else StaffRole.OWNER_ONLY

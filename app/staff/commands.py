@@ -19,6 +19,7 @@ from flask.cli import with_appcontext
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.actors import Actor, Surface, system_actor
 from app.clock import utcnow
 from app.db import Database
 from app.errors import CasewardError
@@ -192,7 +193,7 @@ def staff_remove(shop_domain: str, user_id: str) -> None:
 @with_appcontext
 def staff_list(shop_domain: str) -> None:
     with _shop_session(shop_domain) as (session, shop):
-        for member in list_members(session, shop=shop, actor="", console=True):
+        for member in list_members(session, shop=shop, actor=_console_actor(), console=True):
             limits = ", ".join(f"{c}={a}" for c, a in sorted(member.approval_limits.items()))
             click.echo(f"{member.user_id}\t{member.role}\t{limits or '-'}")
 
@@ -214,11 +215,12 @@ def _shop_session(shop_domain: str) -> Iterator[tuple[Session, Shop]]:
             raise click.ClickException(error.message) from error
 
 
-def _console_actor() -> str:
+def _console_actor() -> Actor:
     try:
-        return f"console:{getpass.getuser()}"
+        name = f"console:{getpass.getuser()}"
     except (KeyError, OSError):  # no login name in some containers
-        return "console"
+        name = "console"
+    return system_actor(name, Surface.CONSOLE)
 
 
 def _parse_limit_options(limits: tuple[str, ...]) -> dict[str, object]:

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.actors import Actor
 from app.errors import Conflict, InvalidInput, NotFound
 from app.money import MoneyError, normalise_currency
 from app.shops.models import Shop, StaffMember, StaffRole
@@ -27,7 +28,7 @@ ROLES = (StaffRole.VIEWER, StaffRole.PROPOSER, StaffRole.APPROVER, StaffRole.OWN
 
 
 def list_members(
-    session: Session, *, shop: Shop, actor: str, console: bool = False
+    session: Session, *, shop: Shop, actor: Actor, console: bool = False
 ) -> list[StaffMember]:
     _require_owner(session, shop, actor, console)
     return list(
@@ -41,7 +42,7 @@ def add_member(
     session: Session,
     *,
     shop: Shop,
-    actor: str,
+    actor: Actor,
     user_id: str,
     role: str,
     email: str | None,
@@ -76,7 +77,7 @@ def update_member(
     session: Session,
     *,
     shop: Shop,
-    actor: str,
+    actor: Actor,
     user_id: str,
     now: datetime,
     role: str | None = None,
@@ -101,7 +102,7 @@ def remove_member(
     session: Session,
     *,
     shop: Shop,
-    actor: str,
+    actor: Actor,
     user_id: str,
     now: datetime,
     console: bool = False,
@@ -137,7 +138,7 @@ def parse_limits(limits: Mapping[str, object]) -> dict[str, int]:
     return parsed
 
 
-def _require_owner(session: Session, shop: Shop, actor: str, console: bool) -> None:
+def _require_owner(session: Session, shop: Shop, actor: Actor, console: bool) -> None:
     if not console:
         require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "manage staff")
 
@@ -184,7 +185,7 @@ def _role(role: str) -> str:
 def _record(
     session: Session,
     shop: Shop,
-    actor: str,
+    actor: Actor,
     kind: str,
     member: StaffMember,
     now: datetime,

@@ -20,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.actors import Actor, ActorKind
 from app.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
 from app.shops.models import Shop, StaffRole
 from app.shops.service import require_role, staff_member
@@ -80,7 +81,7 @@ def issue_token(
     *,
     shop: Shop,
     user_id: str,
-    issued_by: str,
+    issued_by: Actor,
     lifetime: timedelta,
     now: datetime,
     label: str | None = None,
@@ -93,7 +94,7 @@ def issue_token(
             f"a staff token lives between 1 second and {MAX_LIFETIME.days} days",
             field="expires_in_days",
         )
-    if not console and user_id != issued_by:
+    if not console and user_id != issued_by.ref:
         require_role(session, shop.id, issued_by, StaffRole.OWNER_ONLY, "issue others' tokens")
     if staff_member(session, shop.id, user_id) is None:
         raise NotFound(f"{user_id} is not staff of {shop.domain}", field="user_id")
@@ -104,7 +105,7 @@ def issue_token(
         token_hash=token_hash(secret),
         prefix=secret[:SHOWN_PREFIX_LENGTH],
         label=label,
-        created_by=issued_by,
+        created_by=issued_by.ref,
         created_at=now,
         expires_at=now + lifetime,
     )
@@ -154,12 +155,12 @@ def live_token(session: Session, token_id: uuid.UUID, *, now: datetime) -> Staff
 
 
 def list_tokens(
-    session: Session, shop_id: uuid.UUID, actor: str, *, console: bool = False
+    session: Session, shop_id: uuid.UUID, actor: Actor, *, console: bool = False
 ) -> list[StaffToken]:
     """The shop's tokens as ``actor`` may see them: their own, or all if an owner."""
     query = select(StaffToken).where(StaffToken.shop_id == shop_id)
     if not console and not _is_owner(session, shop_id, actor):
-        query = query.where(StaffToken.user_id == actor)
+        query = query.where(StaffToken.user_id == actor.ref)
     return list(session.scalars(query.order_by(StaffToken.created_at.desc())))
 
 
@@ -168,7 +169,7 @@ def revoke_token(
     *,
     shop_id: uuid.UUID,
     token_id: uuid.UUID,
-    actor: str,
+    actor: Actor,
     now: datetime,
     console: bool = False,
 ) -> StaffToken:
@@ -176,15 +177,15 @@ def revoke_token(
     row = session.get(StaffToken, token_id)
     if row is None or row.shop_id != shop_id:
         raise NotFound("token not found", field="token_id")
-    if not console and row.user_id != actor and not _is_owner(session, shop_id, actor):
-        raise Forbidden(f"{actor} may revoke only their own tokens", code="not_your_token")
+    if not console and row.user_id != actor.ref and not _is_owner(session, shop_id, actor):
+        raise Forbidden(f"{actor.ref} may revoke only their own tokens", code="not_your_token")
     if row.revoked_at is None:
         _revoke(session, row, actor=actor, now=now, why="revoked")
     return row
 
 
 def revoke_member_tokens(
-    session: Session, *, shop_id: uuid.UUID, user_id: str, actor: str, now: datetime
+    session: Session, *, shop_id: uuid.UUID, user_id: str, actor: Actor, now: datetime
 ) -> int:
     """Revoke every live token of a member (when they are removed); returns how many."""
     rows = session.scalars(
@@ -199,13 +200,15 @@ def revoke_member_tokens(
     return len(rows)
 
 
-def _is_owner(session: Session, shop_id: uuid.UUID, actor: str) -> bool:
-    member = staff_member(session, shop_id, actor)
+def _is_owner(session: Session, shop_id: uuid.UUID, actor: Actor) -> bool:
+    if actor.kind is not ActorKind.STAFF:
+        return False
+    member = staff_member(session, shop_id, actor.id)
     return member is not None and member.role in StaffRole.OWNER_ONLY
 
 
-def _revoke(session: Session, row: StaffToken, *, actor: str, now: datetime, why: str) -> None:
-    row.revoked_at, row.revoked_by = now, actor
+def _revoke(session: Session, row: StaffToken, *, actor: Actor, now: datetime, why: str) -> None:
+    row.revoked_at, row.revoked_by = now, actor.ref
     audit.record(
         session,
         shop_id=row.shop_id,

@@ -7,6 +7,8 @@ from flask import Flask
 from app.web.api import bp as api_bp
 from app.web.health import bp as health_bp
 from app.web.operator import bp as operator_bp
+from app.web.shopify_admin import bp as shopify_admin_bp
+from app.web.shopify_webhooks import bp as shopify_webhooks_bp
 from app.web.webhooks import bp as webhooks_bp
 
 
@@ -15,3 +17,5 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(api_bp)
     app.register_blueprint(webhooks_bp)
     app.register_blueprint(operator_bp)
+    app.register_blueprint(shopify_admin_bp)
+    app.register_blueprint(shopify_webhooks_bp)

@@ -22,12 +22,13 @@ from typing import Any, Protocol, TypeVar, cast
 
 from flask import Request, current_app, g, request
 
+from app.actors import Actor, Surface, staff
 from app.clock import utcnow
 from app.db import request_session
 from app.errors import Forbidden, Unauthenticated
 from app.shops.models import Shop, StaffMember
 from app.shops.service import staff_member
-from app.staff.tokens import TokenRefused, authenticate_token
+from app.staff.tokens import TOKEN_PREFIX, TokenRefused, authenticate_token
 from app.web.security import count_refused_token, refuse_if_over_token_limit
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,6 +40,11 @@ class StaffIdentity:
     user_id: str
     # The stored token the request presented; sessions and revocation hang on it.
     token_id: uuid.UUID | None
+    surface: Surface = Surface.STAFF_API
+
+    @property
+    def actor(self) -> Actor:
+        return staff(self.user_id, self.surface)
 
 
 class Authenticator(Protocol):
@@ -50,8 +56,8 @@ class StoredStaffTokens:
 
     def authenticate(self, request: Request) -> StaffIdentity | None:
         secret = bearer_token(request)
-        if secret is None:
-            return None
+        if secret is None or not secret.startswith(TOKEN_PREFIX):
+            return None  # not ours: a Shopify session token, or nothing
         session = request_session()
         row = authenticate_token(session, secret, now=utcnow())
         if session.is_modified(row):
@@ -95,12 +101,14 @@ def require_staff(view: F) -> F:
             # Counted in Redis, not the database: the rollback below must not undo it.
             count_refused_token(shop_id=refused.shop_id)
             # Whose shop it was and who held it, so the refusal goes on that shop's record.
-            g.refused_shop_id, g.actor = refused.shop_id, refused.user_id
+            g.refused_shop_id = refused.shop_id
+            if refused.user_id is not None:
+                g.actor = staff(refused.user_id, Surface.STAFF_API)
             raise
         if identity is None:
             raise Unauthenticated("a valid staff token is required")
         refuse_if_over_token_limit(shop_id=identity.shop_id)
-        g.refused_shop_id, g.actor = identity.shop_id, identity.user_id
+        g.refused_shop_id, g.actor = identity.shop_id, identity.actor
         g.shop, g.member = staff_of_shop(identity)
         g.token_id = identity.token_id
         return view(*args, **kwargs)

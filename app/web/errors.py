@@ -21,7 +21,9 @@ def register_error_handlers(app: Flask) -> None:
         body: dict[str, object] = {"code": error.code, "message": error.message}
         if error.field is not None:
             body["field"] = error.field
-        return jsonify({"error": body}), error.status
+        response = jsonify({"error": body})
+        response.headers.update(error.headers)
+        return response, error.status
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response:

@@ -31,6 +31,7 @@ from redis import Redis
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response as WerkzeugResponse
 
+from app.actors import Surface, staff
 from app.approvals.service import approve_proposal, reject_proposal
 from app.cases.service import case_audit, case_file, list_cases
 from app.clock import utcnow
@@ -181,7 +182,8 @@ def _signed_in() -> Shop:
     shop = session.get(Shop, opened.shop_id)
     if member is None or shop is None:
         abort(403, "You are no longer staff of this shop.")
-    g.shop, g.member, g.actor, g.token_id = shop, member, opened.user_id, opened.token_id
+    g.shop, g.member, g.token_id = shop, member, opened.token_id
+    g.actor = staff(opened.user_id, Surface.OPERATOR_PAGE)
     return shop
 
 

@@ -30,7 +30,7 @@ def record_refusal(error: CasewardError) -> None:
     """Append a ``request.refused`` event to the shop's chain, outside the request's
     (rolled back) transaction. Call only after that rollback."""
     shop_id: uuid.UUID | None = g.get("refused_shop_id") or (g.shop.id if "shop" in g else None)
-    if shop_id is None or error.status not in RECORDED_STATUSES:
+    if shop_id is None or "actor" not in g or error.status not in RECORDED_STATUSES:
         return
     named = {k: str(v) for k, v in (request.view_args or {}).items() if k.endswith("_id")}
     data: dict[str, object] = {
@@ -48,7 +48,7 @@ def record_refusal(error: CasewardError) -> None:
             session,
             shop_id=shop_id,
             kind="request.refused",
-            actor=g.get("actor") or "unauthenticated",
+            actor=g.actor,
             case_id=_case_named(session, shop_id, named),
             data=data,
         )

@@ -16,6 +16,7 @@ import math
 import secrets
 import time
 import uuid
+from urllib.parse import urlsplit
 
 from flask import Blueprint, Flask, Response, current_app, g, jsonify, render_template, request
 from flask.sessions import SecureCookieSessionInterface
@@ -156,7 +157,9 @@ def _security_headers(response: Response) -> Response:
     headers = response.headers
     headers["X-Content-Type-Options"] = "nosniff"
     headers["Referrer-Policy"] = "same-origin"
-    if response.mimetype == "text/html":
+    if request.blueprint == "shopify_admin":
+        _embedded_page_policy(response)
+    elif response.mimetype == "text/html":
         headers["Content-Security-Policy"] = (
             f"default-src 'self'; style-src 'self' 'nonce-{csp_nonce()}'; "
             "script-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -164,11 +167,34 @@ def _security_headers(response: Response) -> Response:
         )
     else:
         headers["Content-Security-Policy"] = "default-src 'none'; frame-ancestors 'none'"
-    if request.blueprint in ("operator", "api"):
+    if request.blueprint in ("operator", "api", "shopify_admin"):
         headers["Cache-Control"] = "no-store"
     if request.is_secure:
         headers["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
     return response
+
+
+def _embedded_page_policy(response: Response) -> None:
+    """Pages inside the Shopify admin may be framed by that shop's admin only, and load
+    App Bridge from where the settings say. An answer Shopify's package made (the
+    patch-id-token page) keeps the policy it came with."""
+    ancestors = g.get("frame_ancestors")
+    if ancestors is None:
+        response.headers.setdefault(
+            "Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"
+        )
+        return
+    bridge = current_app.config["CASEWARD_SETTINGS"].shopify_app_bridge_url
+    response.headers["Content-Security-Policy"] = (
+        f"default-src 'self'; style-src 'self' 'nonce-{csp_nonce()}'; "
+        f"script-src 'self' {_origin(bridge)}; connect-src 'self' {_origin(bridge)}; "
+        f"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors {ancestors}"
+    )
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _too_many_requests(error: TooManyRequests) -> tuple[Response | str, int, dict[str, str]]:

@@ -10,6 +10,7 @@ from flask import Flask
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.actors import Surface, staff
 from app.db import Database
 from app.shops.models import Shop
 
@@ -38,7 +39,7 @@ def record_events(session: Session, shop: Shop, count: int, *, start: int = 0) -
             session,
             shop_id=shop.id,
             kind="test.event",
-            actor="alice",
+            actor=staff("alice", Surface.STAFF_API),
             data={"n": number},
             now=T0 + timedelta(seconds=number),
         )

@@ -44,6 +44,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from redis_claim import claim_redis_database  # noqa: E402
 
 from app import create_app  # noqa: E402
+from app.actors import Surface, staff, system_actor  # noqa: E402
 from app.approvals.drafts import parse_draft  # noqa: E402
 from app.approvals.service import approve_proposal, create_proposal  # noqa: E402
 from app.cases.models import Customer  # noqa: E402
@@ -240,14 +241,16 @@ def build(settings: Settings, sandbox: Sandbox) -> Bench:
         save_stripe_connection(
             session,
             shop=shop,
-            actor=OWNER,
+            actor=staff(OWNER, Surface.STAFF_API),
             api_key=account["restricted_keys"][0]["key"],
             livemode=False,
             webhook_secret=None,
             box=box,
             now=now,
         )
-        set_writes_enabled(session, shop=shop, actor=OWNER, enabled=True, now=now)
+        set_writes_enabled(
+            session, shop=shop, actor=staff(OWNER, Surface.STAFF_API), enabled=True, now=now
+        )
         secret_client = seeding.client(account["secret_key"], sandbox.url)
         buyer = secret_client.v1.customers.create(
             params={"email": "buyer@example.com", "name": "Buyer"}
@@ -297,7 +300,7 @@ def proposals(bench: Bench, payment_ids: list[str]) -> list[tuple[uuid.UUID, str
             case = open_case(
                 session,
                 shop=shop,
-                actor=APPROVER,
+                actor=staff(APPROVER, Surface.STAFF_API),
                 customer_id=bench.customer.id,
                 subject="bench",
                 request_text="",
@@ -308,7 +311,7 @@ def proposals(bench: Bench, payment_ids: list[str]) -> list[tuple[uuid.UUID, str
                 session,
                 shop=shop,
                 case=case,
-                actor=APPROVER,
+                actor=staff(APPROVER, Surface.STAFF_API),
                 draft=parse_draft(
                     {"kind": "refund", "target": payment_id, "amount": 4800, "currency": "usd"}
                 ),
@@ -348,7 +351,7 @@ def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[float]:
             session,
             shop=session.get(Shop, bench.shop.id),
             user_id=APPROVER,
-            issued_by="benchmark",
+            issued_by=system_actor("benchmark", Surface.CONSOLE),
             lifetime=timedelta(hours=1),
             now=utcnow(),
             console=True,
@@ -393,7 +396,7 @@ def approved(bench: Bench, count: int) -> list[uuid.UUID]:
                 session,
                 shop=shop,
                 proposal_id=proposal_id,
-                actor=APPROVER,
+                actor=staff(APPROVER, Surface.STAFF_API),
                 digest=digest,
                 settings=bench.settings,
                 now=utcnow(),

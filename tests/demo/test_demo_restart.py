@@ -16,6 +16,7 @@ from flask import Flask
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.actors import Surface, staff
 from app.approvals.models import Proposal
 from app.approvals.service import approve_proposal
 from app.clock import utcnow
@@ -53,7 +54,7 @@ def _approve(factory: sessionmaker[Session], settings: Settings) -> Action:
             session,
             shop=shop,
             proposal_id=proposal.id,
-            actor=APPROVER,
+            actor=staff(APPROVER, Surface.STAFF_API),
             digest=proposal.digest,
             settings=settings,
             now=utcnow(),

@@ -12,6 +12,7 @@ from sqlalchemy.exc import DatabaseError
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.actors import Surface, staff
 from app.audit import AuditEvent, verify_chain
 from app.shops.models import Shop
 
@@ -31,7 +32,7 @@ def _record_three(session: Session, shop: Shop) -> None:
             session,
             shop_id=shop.id,
             kind="test.event",
-            actor="alice",
+            actor=staff("alice", Surface.STAFF_API),
             data={"n": number},
             now=T0 + timedelta(seconds=number),
         )
@@ -107,7 +108,7 @@ def test_card_numbers_and_keys_never_reach_the_trail(session: Session) -> None:
         session,
         shop_id=shop.id,
         kind="test.event",
-        actor="alice",
+        actor=staff("alice", Surface.STAFF_API),
         data={"note": "card 4242 4242 4242 4242 and key rk_test_abcdefgh12345678"},
         now=T0,
     )

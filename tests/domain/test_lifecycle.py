@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.actors import Surface, system_actor
 from app.approvals.models import Proposal, ProposalStatus
 from app.audit import AuditEvent
 from app.cases.models import Case, CaseStatus
@@ -29,6 +30,7 @@ from app.lifecycle import (
 from app.shops.models import Shop
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+TEST_ACTOR = system_actor("test", Surface.CONSOLE)
 A = ActionStatus
 PROVIDER = {A.PENDING, A.REQUIRES_ACTION, A.SUCCEEDED, A.FAILED, A.CANCELED}
 
@@ -123,12 +125,12 @@ def test_every_action_transition_is_allowed_or_refused_by_the_table(
     before = _events(session, "action.test")
 
     if to in ACTION_MOVES[current]:
-        move_action(session, action, to, event="action.test", actor="test", now=T0)
+        move_action(session, action, to, event="action.test", actor=TEST_ACTOR, now=T0)
         assert action.status == to
         assert _events(session, "action.test") == before + 1
     else:
         with pytest.raises(IllegalTransition):
-            move_action(session, action, to, event="action.test", actor="test", now=T0)
+            move_action(session, action, to, event="action.test", actor=TEST_ACTOR, now=T0)
         assert action.status == current
         assert _events(session, "action.test") == before
 
@@ -142,14 +144,14 @@ def test_every_case_transition_is_allowed_or_refused_by_the_table(
     session.flush()
 
     if to == current and to != CaseStatus.NEEDS_ATTENTION:
-        move_case(session, case, to, actor="test", now=T0)  # staying put records nothing
+        move_case(session, case, to, actor=TEST_ACTOR, now=T0)  # staying put records nothing
         assert case.status == current
     elif to in CASE_MOVES[current]:
-        move_case(session, case, to, actor="test", now=T0, owner="sam", reason="test")
+        move_case(session, case, to, actor=TEST_ACTOR, now=T0, owner="sam", reason="test")
         assert case.status == to
     else:
         with pytest.raises(IllegalTransition):
-            move_case(session, case, to, actor="test", now=T0, owner="sam")
+            move_case(session, case, to, actor=TEST_ACTOR, now=T0, owner="sam")
         assert case.status == current
 
 
@@ -158,7 +160,7 @@ def test_needs_attention_always_names_an_owner(
 ) -> None:
     case, _, _ = rows
     with pytest.raises(IllegalTransition):
-        move_case(session, case, CaseStatus.NEEDS_ATTENTION, actor="test", now=T0)
+        move_case(session, case, CaseStatus.NEEDS_ATTENTION, actor=TEST_ACTOR, now=T0)
 
 
 @pytest.mark.parametrize(("current", "to"), list(itertools.product(ProposalStatus, ProposalStatus)))
@@ -173,9 +175,9 @@ def test_every_proposal_transition_is_allowed_or_refused_by_the_table(
     session.flush()
 
     if to in PROPOSAL_MOVES[current]:
-        move_proposal(session, proposal, to, event="proposal.test", actor="test", now=T0)
+        move_proposal(session, proposal, to, event="proposal.test", actor=TEST_ACTOR, now=T0)
         assert proposal.status == to
     else:
         with pytest.raises(IllegalTransition):
-            move_proposal(session, proposal, to, event="proposal.test", actor="test", now=T0)
+            move_proposal(session, proposal, to, event="proposal.test", actor=TEST_ACTOR, now=T0)
         assert proposal.status == current

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy.orm import Session
 
+from app.actors import Surface, staff
 from app.clock import utcnow
 from app.errors import InvalidInput, NotFound
 from app.shops.models import Shop, StaffMember, StaffRole
@@ -36,7 +37,7 @@ def _issue(session: Session, shop: Shop, lifetime: timedelta = timedelta(days=1)
         session,
         shop=shop,
         user_id="sam",
-        issued_by="sam",
+        issued_by=staff("sam", Surface.STAFF_API),
         lifetime=lifetime,
         now=utcnow(),
     )
@@ -68,7 +69,13 @@ def test_expired_and_revoked_tokens_are_refused_naming_their_shop(
 ) -> None:
     expiring, revoked = _issue(session, shop, timedelta(seconds=5)), _issue(session, shop)
     row = authenticate_token(session, revoked, now=utcnow())
-    revoke_token(session, shop_id=shop.id, token_id=row.id, actor="sam", now=utcnow())
+    revoke_token(
+        session,
+        shop_id=shop.id,
+        token_id=row.id,
+        actor=staff("sam", Surface.STAFF_API),
+        now=utcnow(),
+    )
     session.commit()
 
     for secret, now in ((expiring, utcnow() + timedelta(seconds=5)), (revoked, utcnow())):
@@ -101,7 +108,7 @@ def test_lifetimes_are_at_most_a_year_and_only_for_staff(session: Session, shop:
             session,
             shop=shop,
             user_id="mallory",
-            issued_by="mallory",
+            issued_by=staff("mallory", Surface.STAFF_API),
             lifetime=timedelta(days=1),
             now=utcnow(),
         )

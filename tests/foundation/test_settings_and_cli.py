@@ -59,6 +59,8 @@ PRODUCTION = {
     "CASEWARD_AUDIT_KEYS": "k1:an-audit-secret",
     "DATABASE_URL": "postgresql://caseward@db.internal:5432/caseward",
     "REDIS_URL": "redis://redis.internal:6379/0",
+    "SHOPIFY_API_KEY": "caseward-client-id",
+    "SHOPIFY_API_SECRET": "a-shopify-app-secret",
 }
 
 
@@ -72,7 +74,15 @@ def test_production_with_everything_configured_starts() -> None:
 
 @pytest.mark.parametrize(
     "variable",
-    ["SECRET_KEY", "CASEWARD_ENCRYPTION_KEYS", "CASEWARD_AUDIT_KEYS", "DATABASE_URL", "REDIS_URL"],
+    [
+        "SECRET_KEY",
+        "CASEWARD_ENCRYPTION_KEYS",
+        "CASEWARD_AUDIT_KEYS",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "SHOPIFY_API_KEY",
+        "SHOPIFY_API_SECRET",
+    ],
 )
 def test_production_refuses_to_start_without_each_variable_and_names_it(
     variable: str, tmp_path: Path

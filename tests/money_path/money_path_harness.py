@@ -19,6 +19,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import delete, select
 
+from app.actors import Surface, system_actor
 from app.clock import utcnow
 from app.db import Database
 from app.settings import Settings
@@ -61,7 +62,7 @@ class Staff:
                 session,
                 shop=shop,
                 user_id=user_id,
-                issued_by="tests",
+                issued_by=system_actor("tests", Surface.CONSOLE),
                 lifetime=lifetime,
                 now=utcnow(),
                 console=True,

@@ -741,7 +741,7 @@ def test_the_audit_trail_tells_who_proposed_approved_what_was_sent_and_answered(
     sent = by_kind["action.submit"]
     assert sent["data"]["idempotency_key"] == done["idempotency_key"]
     answered = by_kind["action.provider_status"]
-    assert answered["actor"] == "provider:stripe"
+    assert (answered["actor"], answered["actor_surface"]) == ("system:provider:stripe", "provider")
     assert answered["data"]["provider_ref"] == refund.id
     assert answered["data"]["status"] == "succeeded"
     seqs = [e["seq"] for e in events]

@@ -275,7 +275,7 @@ def test_a_shop_policy_auto_approves_a_small_refund_audited_as_its_version(
 ) -> None:
     saved = owner.put("/api/shop/policy", {"rules": {"auto_approve_ceiling": {"usd": 2000}}})
     assert saved.status_code == 200, saved.get_json()
-    policy_approver = f"policy:v{saved.get_json()['policy']['version']}"
+    policy_approver = f"system:policy:v{saved.get_json()['policy']['version']}"
     start_worker()
 
     response = proposer.post(

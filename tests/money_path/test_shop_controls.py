@@ -22,6 +22,7 @@ from money_path_harness import Account, Staff, WorkerProcess, wait_for
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.actors import Surface, staff
 from app.audit import AuditEvent
 from app.cases.models import Customer, Order
 from app.cases.service import open_case
@@ -84,7 +85,7 @@ def make_shop(
         save_stripe_connection(
             session,
             shop=shop,
-            actor=owner,
+            actor=staff(owner, Surface.STAFF_API),
             api_key=account.restricted_key,
             livemode=False,
             webhook_secret=None,
@@ -115,7 +116,7 @@ def make_shop(
         case = open_case(
             session,
             shop=shop,
-            actor=owner,
+            actor=staff(owner, Surface.STAFF_API),
             customer_id=customer.id,
             subject="The mug arrived chipped",
             request_text="My mug arrived chipped.",

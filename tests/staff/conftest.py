@@ -10,6 +10,7 @@ from flask import Flask
 from sqlalchemy.orm import Session
 from staff_support import APPROVER, OWNER, PROPOSER, SHOP, VIEWER
 
+from app.actors import Surface, system_actor
 from app.clock import utcnow
 from app.db import Database
 from app.shops.models import Shop, StaffMember, StaffRole
@@ -48,7 +49,7 @@ def token_for(app: Flask, shop: Shop) -> Callable[..., str]:
                 session,
                 shop=target,
                 user_id=user_id,
-                issued_by="tests",
+                issued_by=system_actor("tests", Surface.CONSOLE),
                 lifetime=lifetime,
                 now=utcnow(),
                 console=True,

@@ -136,8 +136,12 @@ def test_the_console_manages_staff(runner: FlaskCliRunner, shop: Shop, session: 
         "staff.changed",
         "staff.removed",
     ]
-    actors = session.scalars(select(AuditEvent.actor).where(AuditEvent.kind == "staff.added"))
-    assert all(actor.startswith("console") for actor in actors)
+    added_by = session.execute(
+        select(AuditEvent.actor_kind, AuditEvent.actor_surface).where(
+            AuditEvent.kind == "staff.added"
+        )
+    ).all()
+    assert added_by and set(added_by) == {("system", "console")}
 
 
 def test_the_console_refuses_with_a_reason(runner: FlaskCliRunner, shop: Shop) -> None:

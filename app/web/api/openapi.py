@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.actors import ActorKind, Surface
 from app.approvals.drafts import DURATIONS, MAX_ID, MAX_LINE_ITEMS, MAX_TEXT, PRORATIONS
 from app.approvals.models import ProposalStatus
 from app.cases.models import CaseStatus
@@ -394,6 +395,8 @@ _AUDIT_EVENT = _object(
         "seq": {"type": "integer"},
         "kind": {"type": "string"},
         "actor": {"type": "string"},
+        "actor_kind": _nullable({"type": "string", "enum": [str(kind) for kind in ActorKind]}),
+        "actor_surface": _nullable({"type": "string", "enum": [str(s) for s in Surface]}),
         "case_id": _OPTIONAL_TEXT,
         "action_id": _OPTIONAL_TEXT,
         "data": {"type": "object"},
@@ -503,6 +506,15 @@ _TOKEN = _object(
         "token": {"type": "string", "description": "Only in the answer that issues it."},
     },
     ("id", "user_id", "prefix", "created_at", "expires_at"),
+)
+_EXPORT = _object(
+    {
+        "id": {"type": "string"},
+        "request": {"type": "string"},
+        "customers": {"type": "integer"},
+        "created_at": _TIME,
+    },
+    ("id", "request", "customers", "created_at"),
 )
 _STAFF_PATHS: dict[str, dict[str, Any]] = {
     "/api/staff": {
@@ -686,6 +698,21 @@ PATHS: dict[str, dict[str, Any]] = {
         )
     },
     **_STAFF_PATHS,
+    "/api/privacy/exports": {
+        "get": _op(
+            "Exports of customers' data made on their request (owners only)",
+            _object({"exports": {"type": "array", "items": _EXPORT}}, ("exports",)),
+        )
+    },
+    "/api/privacy/exports/{export_id}": {
+        "get": _op(
+            "One export with its content, to hand to the customer (owners only)",
+            _object(
+                {**_EXPORT["properties"], "content": {"type": "object"}},
+                (*_EXPORT["required"], "content"),
+            ),
+        )
+    },
 }
 
 OPENAPI: dict[str, Any] = {

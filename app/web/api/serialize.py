@@ -134,6 +134,8 @@ def audit_json(event: AuditEvent) -> dict[str, Any]:
         "seq": event.seq,
         "kind": event.kind,
         "actor": event.actor,
+        "actor_kind": event.actor_kind,
+        "actor_surface": event.actor_surface,
         "case_id": str(event.case_id) if event.case_id else None,
         "action_id": str(event.action_id) if event.action_id else None,
         "data": event.data,

@@ -85,7 +85,7 @@ def tokens_create() -> tuple[Response, int]:
     issued = issue_token(
         session,
         shop=g.shop,
-        user_id=text_field(body, "user_id") or g.actor,
+        user_id=text_field(body, "user_id") or g.actor.id,
         issued_by=g.actor,
         lifetime=lifetime_from_days(days),
         label=text_field(body, "label") or None,

@@ -20,13 +20,16 @@ writes per second in test mode, 100 each in live mode).
 
 As a process: ``python -m integrations.stripe.sandbox --port 12111 [--snapshot FILE]
 [--rate-limits stripe]``.
+
+The clock, HTTP server, faults and holds, received-request log, due work and webhook
+queue are the shared :mod:`integrations.sandbox_kit`; everything Stripe-shaped (objects,
+errors, form encoding, idempotency, keys, signatures) is here.
 """
 
-from .clock import Clock
-from .faults import FAULT_HEADER, Fault
-from .faults import KINDS as FAULT_KINDS
+from integrations.sandbox_kit import FAULT_HEADER, Clock, Fault, ReceivedRequest, SandboxHandle
+from integrations.sandbox_kit import KINDS as FAULT_KINDS
+
 from .ratelimit import RateLimits
-from .received import ReceivedRequest
 from .sandbox import (
     DEMO_ACCOUNT_ID,
     DEMO_PERMISSIONS,
@@ -34,7 +37,6 @@ from .sandbox import (
     DEMO_SECRET_KEY,
     AccountKeys,
     RestrictedKey,
-    SandboxHandle,
     StripeSandbox,
 )
 from .webhooks import signature_header

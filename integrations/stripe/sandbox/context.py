@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from integrations.sandbox_kit import Clock
+
 from .auth import Account, ApiKey, permission_denied
-from .clock import Clock
 from .errors import StripeApiError, no_such, unknown_param, validation
 from .forms import Params, apply_metadata
 from .ids import new_id

@@ -1,20 +1,18 @@
-"""``/_sandbox/...``: JSON control endpoints for a sandbox running as a separate process.
+"""``/_sandbox/...``: JSON control endpoints for the Stripe sandbox running as a process.
 
-They mirror :class:`~.sandbox.StripeSandbox`'s methods. The prefix cannot collide with
-Stripe's ``/v1`` paths, and every call needs the control token (``Authorization: Bearer
-<token>`` or ``X-Sandbox-Control-Token``), so a Stripe API key alone can never steer the
-sandbox.
+They mirror :class:`~.sandbox.StripeSandbox`'s methods, on the shared
+:class:`~integrations.sandbox_kit.ControlRouter` (token check, JSON, errors). The prefix
+cannot collide with Stripe's ``/v1`` paths, and every call needs the control token, so a
+Stripe API key alone can never steer the sandbox.
 """
 
 from __future__ import annotations
 
-import hmac
-import json
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .engine import Response
+from integrations.sandbox_kit import ControlError, ControlRouter, Response, fault_from_json
+
 from .ids import new_id
 from .ratelimit import RateLimits
 
@@ -22,21 +20,11 @@ if TYPE_CHECKING:
     from .sandbox import StripeSandbox
 
 JSON = dict[str, Any]
-Action = Callable[[JSON, dict[str, str]], Any]
 
-
-class ControlError(Exception):
-    """A control request that cannot be honoured (status + message)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _json(status: int, body: Any) -> Response:
-    headers = {"Content-Type": "application/json", "Request-Id": new_id("req")}
-    return Response(status, json.dumps(body, indent=2).encode("utf-8"), headers)
+# A Stripe request has no GraphQL operation, so a fault cannot filter on one here.
+_FAULT_FIELDS = frozenset(
+    {"kind", "method", "path", "idempotency_key", "account", "count", "ms", "when"}
+)
 
 
 class Control:
@@ -45,8 +33,11 @@ class Control:
     def __init__(self, sandbox: StripeSandbox) -> None:
         self.sandbox = sandbox
         s = sandbox
-        self._routes: list[tuple[str, re.Pattern[str], Action]] = []
-        add = self._add
+        self._router = ControlRouter(
+            lambda: sandbox.control_token,
+            response_headers=lambda: {"Request-Id": new_id("req")},
+        )
+        add = self._router.add
         add("GET", "/_sandbox/health", lambda b, p: {"ok": True, "now": s.now()})
         add("POST", "/_sandbox/accounts", self._create_account)
         add(
@@ -86,7 +77,11 @@ class Control:
         add("POST", "/_sandbox/rate_limits", lambda b, p: s.set_rate_limits(_rate_limits(b)))
         add("POST", "/_sandbox/reset", lambda b, p: s.reset())
         add("GET", "/_sandbox/faults", lambda b, p: [f.to_json() for f in s.armed_faults()])
-        add("POST", "/_sandbox/faults", lambda b, p: s.arm_fault(**_fault_args(b)).to_json())
+        add(
+            "POST",
+            "/_sandbox/faults",
+            lambda b, p: s.faults.arm(fault_from_json(b, allowed=_FAULT_FIELDS)).to_json(),
+        )
         add("DELETE", "/_sandbox/faults", lambda b, p: s.clear_faults())
         add("GET", "/_sandbox/holds", lambda b, p: [h.to_json() for h in s.holds()])
         add(
@@ -136,10 +131,6 @@ class Control:
             "POST", "/_sandbox/snapshot", lambda b, p: {"path": str(s.save_snapshot(b.get("path")))}
         )
 
-    def _add(self, method: str, template: str, action: Action) -> None:
-        pattern = re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template) + "$")
-        self._routes.append((method, pattern, action))
-
     def _create_account(self, body: JSON, _path: dict[str, str]) -> JSON:
         return self.sandbox.create_account(
             live=bool(body.get("live")),
@@ -148,49 +139,9 @@ class Control:
             account_id=body.get("id"),
         ).to_json()
 
-    def _authorized(self, headers: Mapping[str, str]) -> bool:
-        token = headers.get("X-Sandbox-Control-Token") or ""
-        scheme, _, credential = (headers.get("Authorization") or "").partition(" ")
-        if not token and scheme.lower() == "bearer":
-            token = credential.strip()
-        return bool(token) and hmac.compare_digest(token, self.sandbox.control_token)
-
     def handle(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Serve one control request."""
-        if not self._authorized(headers):
-            return _json(
-                401,
-                {"error": {"type": "sandbox_control_error", "message": "control token required"}},
-            )
-        path = target.partition("?")[0]
-        try:
-            payload = json.loads(body.decode("utf-8")) if body.strip() else {}
-            if not isinstance(payload, dict):
-                raise ControlError(400, "the body must be a JSON object")
-            for route_method, pattern, action in self._routes:
-                found = pattern.match(path)
-                if found and route_method == method.upper():
-                    result = action(payload, found.groupdict())
-                    return _json(200, {"ok": True} if result is None else result)
-            raise ControlError(404, f"no control endpoint {method} {path}")
-        except ControlError as exc:
-            return _json(
-                exc.status, {"error": {"type": "sandbox_control_error", "message": exc.message}}
-            )
-        except KeyError as exc:
-            return _json(404, {"error": {"type": "sandbox_control_error", "message": str(exc)}})
-        except (ValueError, TypeError) as exc:
-            return _json(400, {"error": {"type": "sandbox_control_error", "message": str(exc)}})
-
-
-def _fault_args(body: JSON) -> dict[str, Any]:
-    allowed = {"kind", "method", "path", "idempotency_key", "account", "count", "ms", "when"}
-    unknown = set(body) - allowed
-    if unknown:
-        raise ControlError(400, f"unknown fault fields: {sorted(unknown)}")
-    if "kind" not in body:
-        raise ControlError(400, "a fault needs a kind")
-    return dict(body)
+        return self._router.handle(method, target, headers, body)
 
 
 def _rate_limits(body: JSON) -> RateLimits | None:

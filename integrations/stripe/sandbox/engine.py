@@ -17,15 +17,16 @@ import logging
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
+
+from integrations.sandbox_kit import FAULT_HEADER, FaultBoard, Plan, Response
 
 from . import resources  # noqa: F401 - registers the routes
 from .auth import ApiKey, permission_denied, unauthorized, wrong_account
 from .context import Core, Ctx, apply_expand, check_expand, expand_paths
 from .errors import StripeApiError, api_error, invalid_version, rate_limited
-from .faults import FAULT_HEADER, FaultBoard, Plan
 from .forms import Params, parse_form
 from .idempotency import IdempotencyStore, Outcome, check_key
 from .ids import new_id
@@ -35,16 +36,6 @@ from .routing import Route, resolve
 log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
-
-
-@dataclass
-class Response:
-    """What to send back, or ``drop`` to close the connection without answering."""
-
-    status: int = 200
-    body: bytes = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    drop: bool = False
 
 
 def encode(body: JSON) -> bytes:
@@ -353,4 +344,4 @@ class Engine:
         if plan.error_after:
             err = api_error(should_retry=False)
             return Response(500, encode(err.body()), {**base, "Stripe-Should-Retry": "false"})
-        return Response(status, body, headers)
+        return Response(status, body, headers, replayed=True)

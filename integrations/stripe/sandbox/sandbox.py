@@ -1,40 +1,45 @@
 """The sandbox as an object: state, clock, background work, servers, and test controls.
 
 :class:`StripeSandbox` owns everything; :meth:`StripeSandbox.start` serves it over HTTP
-on a background thread and returns a :class:`SandboxHandle`. Every control the HTTP
-``/_sandbox/`` endpoints offer is a method here too, so in-process tests steer the
-sandbox without HTTP.
+on a background thread (the shared kit's :class:`~integrations.sandbox_kit.Serving`)
+and returns a :class:`SandboxHandle`. Every control the HTTP ``/_sandbox/`` endpoints
+offer is a method here too, so in-process tests steer the sandbox without HTTP.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import secrets
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from integrations.sandbox_kit import (
+    Clock,
+    Fault,
+    FaultBoard,
+    HoldState,
+    ReceivedRequest,
+    RequestLog,
+    Response,
+    SandboxHandle,
+    Serving,
+)
+
 from .auth import Account, make_key, new_account_id, normalize_permissions
-from .clock import Clock
 from .context import Config, Ctx
 from .control import Control
-from .engine import Engine, Response
-from .faults import Fault, FaultBoard, HoldState
+from .engine import Engine, encode
+from .errors import api_error
 from .idempotency import IdempotencyStore
 from .ratelimit import RateLimiter, RateLimits
-from .received import ReceivedRequest, RequestLog
 from .resources import disputes as dispute_resource
 from .resources.refunds import REFUND_MODES
-from .server import SandboxHTTPServer
 from .store import Store, read_snapshot, write_snapshot
 from .tasks import run_due
 from .webhooks import WebhookDispatcher
-
-log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 
@@ -90,25 +95,9 @@ class AccountKeys:
         }
 
 
-@dataclass
-class SandboxHandle:
-    """A running HTTP server: where it listens and how to stop it."""
-
-    url: str
-    host: str
-    port: int
-    control_token: str
-    _sandbox: StripeSandbox
-
-    def stop(self) -> None:
-        """Stop serving (and save the snapshot, if one is configured)."""
-        self._sandbox.stop()
-
-    def __enter__(self) -> SandboxHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+def _failure() -> Response:
+    """Stripe's answer when the sandbox itself fails: a 500 ``api_error``."""
+    return Response(500, encode(api_error().body()), {"Content-Type": "application/json"})
 
 
 class StripeSandbox:
@@ -149,9 +138,7 @@ class StripeSandbox:
         self.snapshot_path = Path(snapshot_path) if snapshot_path else None
         self.demo = demo_account
         self._interval = background_interval
-        self._server: SandboxHTTPServer | None = None
-        self._threads: list[threading.Thread] = []
-        self._stop = threading.Event()
+        self._serving: Serving | None = None
         self._snapshot_lock = threading.Lock()
         if self.snapshot_path is not None:
             self.load_snapshot(self.snapshot_path)
@@ -162,43 +149,33 @@ class StripeSandbox:
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> SandboxHandle:
         """Serve on ``host:port`` (0 = any free port) from background threads."""
-        if self._server is not None:
+        if self._serving is not None:
             raise RuntimeError("this sandbox is already serving")
-        control = Control(self)
-        self._server = SandboxHTTPServer((host, port), self.handle_api, control.handle)
-        address = self._server.server_address
-        raw_host = address[0]
-        bound_host = raw_host.decode() if isinstance(raw_host, bytes) else str(raw_host)
-        bound_port = int(address[1])
-        self._stop.clear()
+        # Built here, not in __init__, so a test that wraps ``handle_api`` is served.
+        self._serving = Serving(
+            name="stripe-sandbox",
+            api=self.handle_api,
+            control=Control(self).handle,
+            failure=_failure,
+            tick=self._background,
+            interval=self._interval,
+        )
+        bound_host, bound_port = self._serving.start(host, port)
         self.events.start()
-        serve = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="stripe-sandbox-http",
-            daemon=True,
-        )
-        background = threading.Thread(
-            target=self._background, name="stripe-sandbox-clock", daemon=True
-        )
-        self._threads = [serve, background]
-        for thread in self._threads:
-            thread.start()
         url = f"http://{bound_host}:{bound_port}"
-        return SandboxHandle(url, bound_host, bound_port, self.control_token, self)
+        return SandboxHandle(url, bound_host, bound_port, self.control_token, self.stop)
+
+    @property
+    def url(self) -> str | None:
+        """Where the sandbox serves (``http://host:port``), or ``None`` when stopped."""
+        return self._serving.url if self._serving is not None else None
 
     def stop(self) -> None:
         """Stop the server and background work; save the snapshot if configured."""
-        server, self._server = self._server, None
-        self._stop.set()
-        if server is not None:
-            server.shutdown()
-            server.close_connections()
-            server.server_close()
+        serving, self._serving = self._serving, None
+        if serving is not None:
+            serving.stop()
         self.events.stop()
-        for thread in self._threads:
-            thread.join(timeout=5)
-        self._threads = []
         if self.snapshot_path is not None:
             self.save_snapshot()
 
@@ -215,13 +192,10 @@ class StripeSandbox:
         return response
 
     def _background(self) -> None:
-        while not self._stop.wait(self._interval):
-            try:
-                self.process_due()
-                if self.snapshot_path is not None and self.store.dirty:
-                    self.save_snapshot()
-            except Exception:
-                log.exception("stripe sandbox background work failed")
+        """One round of the ticker: due transitions, then the snapshot if anything moved."""
+        self.process_due()
+        if self.snapshot_path is not None and self.store.dirty:
+            self.save_snapshot()
 
     # -- accounts --------------------------------------------------------------------------
 
@@ -461,12 +435,7 @@ class StripeSandbox:
 
     def wait_for_webhooks(self, timeout: float = 5.0) -> bool:
         """Poll until no delivery is runnable or in flight (or ``timeout``)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.events.idle():
-                return True
-            time.sleep(0.01)
-        return self.events.idle()
+        return self.events.wait_idle(timeout)
 
     # -- disputes --------------------------------------------------------------------------
 

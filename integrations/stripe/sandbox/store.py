@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from integrations.sandbox_kit import Schedule
+
 from .auth import Account, ApiKey
 
 JSON = dict[str, Any]
@@ -37,7 +39,7 @@ class Space:
         self.collections: dict[str, dict[str, JSON]] = {}
         self.private: dict[str, JSON] = {}
         self.order: dict[str, int] = {}
-        self.tasks: list[JSON] = []
+        self.tasks = Schedule()
         self.settings: JSON = {
             "balance_sufficient": True,
             "refund_mode": None,
@@ -84,14 +86,7 @@ class Space:
 
     def schedule(self, due: float, kind: str, object_id: str, **data: Any) -> None:
         """Arrange for ``kind`` to happen to ``object_id`` once the clock reaches ``due``."""
-        self.tasks.append({"due": due, "kind": kind, "id": object_id, **data})
-
-    def take_due(self, now: float) -> list[JSON]:
-        """Remove and return the tasks that are due, oldest first."""
-        due = sorted((t for t in self.tasks if t["due"] <= now), key=lambda t: t["due"])
-        if due:
-            self.tasks = [t for t in self.tasks if t["due"] > now]
-        return due
+        self.tasks.add(due, kind, id=object_id, **data)
 
     # -- snapshot --------------------------------------------------------------------------
 
@@ -103,7 +98,7 @@ class Space:
             "collections": self.collections,
             "private": self.private,
             "order": self.order,
-            "tasks": self.tasks,
+            "tasks": self.tasks.items,
             "settings": self.settings,
             "seq": self._seq,
         }
@@ -115,7 +110,7 @@ class Space:
         space.collections = data.get("collections") or {}
         space.private = data.get("private") or {}
         space.order = {str(k): int(v) for k, v in (data.get("order") or {}).items()}
-        space.tasks = list(data.get("tasks") or [])
+        space.tasks = Schedule(data.get("tasks") or [])
         space.settings.update(data.get("settings") or {})
         space._seq = int(data.get("seq") or len(space.order))
         return space

@@ -1,13 +1,13 @@
 """Sandbox time.
 
-Stripe behaviours that matter to the money path happen *later*: a card refund that
-"succeeded" fails days afterwards, a dispute lands seconds after a charge, idempotency
-keys are pruned after 24 hours. Tests cannot wait for any of that, so every timestamp
-the sandbox writes or compares comes from a :class:`Clock` that a test can move forward.
+Provider behaviours that matter to the money path happen *later*: a card refund that
+"succeeded" fails days afterwards, an access token expires after an hour, idempotency
+keys are pruned after 24 hours, a rate-limit bucket refills. Tests cannot wait for any of
+that, so every timestamp a sandbox writes or compares comes from a :class:`Clock` that a
+test can move forward.
 
-Webhook signatures are the one exception: ``stripe.Webhook.construct_event`` compares
-the signature timestamp with the receiver's real ``time.time()``, so signing uses wall
-time (see ``webhooks.py``).
+What a receiver checks against its *own* clock (a webhook signature's timestamp) is the
+exception: each sandbox says where it signs with wall time instead.
 """
 
 from __future__ import annotations

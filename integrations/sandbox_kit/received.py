@@ -1,10 +1,11 @@
-"""Every API request the sandbox received, in arrival order, and how it was answered.
+"""Every API request a sandbox received, in arrival order, and how it was answered.
 
 Tests need the provider's side of the story: which idempotency key each write really
 carried, including writes a fault dropped or that are still being served. A request is
 recorded the moment it arrives, before authentication, faults or idempotency, and its
-answer is filled in afterwards; API keys and bodies are never kept. The log is bounded
-(the oldest requests are forgotten first) so a long-running sandbox does not grow.
+answer is filled in afterwards; credentials and bodies are never kept. The log is
+bounded (the oldest requests are forgotten first) so a long-running sandbox does not
+grow.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections import deque
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from .engine import Response
+from .server import Response
 
 # Plenty for one test run's worth of requests of any one account.
 DEFAULT_CAPACITY = 50_000
@@ -25,9 +26,11 @@ DEFAULT_CAPACITY = 50_000
 class ReceivedRequest:
     """One API request as it arrived, and its answer once there is one.
 
-    ``account`` is the account whose key the request presented (``None`` for an
-    unknown key); ``status`` stays ``None`` while the request is being served, and
-    ``dropped`` means the connection was closed without an answer (a fault)."""
+    ``account`` is the tenant the request addressed (a Stripe account whose key it
+    presented, a Shopify shop by its Host header; ``None`` when unknown); ``operation``
+    is a GraphQL request's operation name (or its root fields when unnamed); ``status``
+    stays ``None`` while the request is being served, and ``dropped`` means the
+    connection was closed without an answer (a fault)."""
 
     number: int
     method: str
@@ -37,6 +40,7 @@ class ReceivedRequest:
     status: int | None = None
     dropped: bool = False
     replayed: bool = False
+    operation: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Control-endpoint form."""
@@ -52,7 +56,12 @@ class RequestLog:
         self._entries: deque[ReceivedRequest] = deque(maxlen=capacity)
 
     def arrived(
-        self, method: str, target: str, account: str | None, idempotency_key: str | None
+        self,
+        method: str,
+        target: str,
+        account: str | None,
+        idempotency_key: str | None,
+        operation: str | None = None,
     ) -> ReceivedRequest:
         """Record a request as it arrives; the returned entry takes its answer later."""
         with self._lock:
@@ -62,17 +71,17 @@ class RequestLog:
                 path=target.partition("?")[0],
                 account=account,
                 idempotency_key=idempotency_key,
+                operation=operation,
             )
             self._entries.append(entry)
         return entry
 
     def answered(self, entry: ReceivedRequest, response: Response) -> None:
         """Record how ``entry`` was answered (or that its connection was dropped)."""
-        replayed = response.headers.get("Idempotent-Replayed") == "true"
         with self._lock:
             entry.dropped = response.drop
             entry.status = None if response.drop else response.status
-            entry.replayed = replayed and not response.drop
+            entry.replayed = response.replayed and not response.drop
 
     def entries(self, account: str | None = None) -> list[ReceivedRequest]:
         """Copies of the requests received (of one account, when given), oldest first."""

@@ -1,24 +1,29 @@
 """Fault injection: the failures the money path must survive, on demand.
 
 The hard cases for exactly-once refunds are the ones where the client cannot know what
-happened: Stripe committed the refund and the connection died, or Stripe answered 500
+happened: the provider committed the refund and the connection died, or it answered 500
 after committing. A fault is either armed in advance (match on method, path pattern,
-idempotency key or key pattern such as ``caseward-action-*``, and/or account, for the next
-``count`` matching requests) or requested per call with the header
+idempotency key or key pattern such as ``caseward-action-*``, account (a Stripe account,
+a Shopify shop domain) and/or operation (a GraphQL operation or root field name), for
+the next ``count`` matching requests) or requested per call with the header
 ``Caseward-Sandbox-Fault: <kind>[;ms=<n>][;when=after]`` (several separated by commas).
+
+Each sandbox's pipeline asks :meth:`FaultBoard.plan_for` once per request, after
+authentication and before anything runs, and follows the resulting :class:`Plan`: drop
+or fail before committing, wait at holds, commit, then drop, fail or delay after.
 
 Kinds:
 
 ``drop_before_commit``      close the socket without doing anything.
 ``drop_after_commit``       execute, commit, save for idempotency, then close the socket.
-``error_500_before_commit`` answer 500 ``api_error`` without executing (nothing saved).
+``error_500_before_commit`` answer the provider's 500 without executing (nothing saved).
 ``error_500_after_commit``  execute and commit, answer 500; that 500 is what the key replays.
 ``delay``                   sleep ``ms`` then carry on (``when=after``: after committing).
 ``hold``                    wait before committing, the idempotency key already claimed, until
                             the test releases the hold (:meth:`FaultBoard.release`), or at
                             most ``ms`` (default 60 s) if it never does; then carry on.
 
-A hold makes a race deterministic: the request is inside Stripe, nothing of it visible yet,
+A hold makes a race deterministic: the request is inside the provider, nothing of it visible yet,
 for exactly as long as the test needs. It can only be armed (it is released by its id),
 never asked for with the header.
 """
@@ -58,6 +63,7 @@ class Fault:
     path: str | None = None
     idempotency_key: str | None = None
     account: str | None = None
+    operation: str | None = None
     count: int = 1
     ms: int = 0
     when: str = "before"
@@ -76,15 +82,25 @@ class Fault:
             self.method = self.method.upper()
 
     def matches(
-        self, method: str, path: str, idempotency_key: str | None, account: str | None
+        self,
+        method: str,
+        path: str,
+        idempotency_key: str | None,
+        account: str | None,
+        operations: tuple[str, ...] = (),
     ) -> bool:
-        """Whether a request is one this fault was armed for."""
+        """Whether a request is one this fault was armed for (``operations``: the names a
+        GraphQL request answers to, its operation name and root fields)."""
         if self.method and self.method != method.upper():
             return False
         if self.path and not fnmatch.fnmatchcase(path, self.path):
             return False
         if self.idempotency_key and not fnmatch.fnmatchcase(
             idempotency_key or "", self.idempotency_key
+        ):
+            return False
+        if self.operation and not any(
+            fnmatch.fnmatchcase(name, self.operation) for name in operations
         ):
             return False
         return not (self.account and self.account != account)
@@ -247,6 +263,7 @@ class FaultBoard:
         idempotency_key: str | None,
         account: str | None,
         header: str | None,
+        operations: tuple[str, ...] = (),
     ) -> Plan:
         """Consume the armed faults matching this request and build its plan."""
         plan = Plan()
@@ -256,7 +273,7 @@ class FaultBoard:
         with self._lock:
             remaining = []
             for fault in self._armed:
-                if fault.matches(method, path, idempotency_key, account):
+                if fault.matches(method, path, idempotency_key, account, operations):
                     plan.add(fault)
                     fault.count -= 1
                 if fault.count > 0:

@@ -1,0 +1,1 @@
+"""What Caseward holds about a customer: handing it over, and erasing it."""

@@ -1,0 +1,1 @@
+"""Caseward as a Shopify app: the install, its tokens, and the staff who reach it."""

@@ -1,0 +1,197 @@
+"""Installing, refreshing and uninstalling the app in a shop.
+
+Shopify installs embedded apps itself (managed installation from ``shopify.app.toml``);
+the app learns of a new shop from the first session token it sees and exchanges that
+token for an offline access token. The sequence:
+
+1. A verified admin request names a shop with no install row: the web layer exchanges
+   the session token (:mod:`integrations.shopify.auth`) and calls :func:`record_install`,
+   which creates the shop (read-only, protection mode on) or, for a shop that was
+   uninstalled, reinstalls it: read-only again, new tokens, every case, action and audit
+   event kept.
+2. Each person's first verified request admits them (:func:`admit_staff_member`): the
+   store's account owner as owner, everyone else as viewer. Shopify says who the
+   account owner is only in an online token exchange, so the web layer asks once per
+   new person.
+3. Before each use, :func:`usable_token` hands out the stored token, refreshed under the
+   install row's lock when it is about to expire (Shopify's package decides: within a
+   minute of expiry): refresh tokens are single-use, so two workers must never refresh
+   with the same one.
+4. ``app/uninstalled`` (at least once, maybe twice) calls :func:`record_uninstall`: the
+   tokens are deleted, the shop is marked, nothing more is sent; a repeat changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app import audit
+from app.actors import Actor, Surface, system_actor
+from app.crypto import SecretBox
+from app.shopify.models import ShopifyInstall
+from app.shops.models import Shop, StaffMember, StaffRole
+from integrations.shopify.auth import OfflineToken
+
+# Shopify itself, reporting through its signed webhooks.
+SHOPIFY = system_actor("shopify", Surface.PROVIDER)
+
+
+def installed_shop(session: Session, domain: str) -> tuple[Shop, ShopifyInstall] | None:
+    """The shop and its live install, or None if the app is not installed there now."""
+    row = session.execute(
+        select(Shop, ShopifyInstall)
+        .join(ShopifyInstall, ShopifyInstall.shop_id == Shop.id)
+        .where(Shop.domain == domain)
+    ).first()
+    return None if row is None else (row[0], row[1])
+
+
+def record_install(
+    session: Session,
+    *,
+    domain: str,
+    token: OfflineToken,
+    installer: Actor,
+    installer_is_account_owner: bool,
+    installer_email: str | None,
+    box: SecretBox,
+    now: datetime,
+) -> Shop:
+    """Store the exchanged token; create or reinstall the shop as the sequence says."""
+    shop = session.scalars(select(Shop).where(Shop.domain == domain)).one_or_none()
+    reinstall = shop is not None
+    if shop is None:
+        shop = Shop(domain=domain, name=domain.removesuffix(".myshopify.com"), created_at=now)
+        session.add(shop)
+        session.flush()
+    elif shop.uninstalled_at is not None:
+        # A reinstall starts read-only, whatever it was before the uninstall.
+        shop.uninstalled_at = None
+        shop.writes_enabled, shop.writes_enabled_by, shop.writes_enabled_at = False, None, None
+    install = session.get(ShopifyInstall, shop.id)
+    if install is None:
+        install = ShopifyInstall(shop_id=shop.id, installed_at=now)
+        session.add(install)
+    _store_token(install, token, box)
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="shop.reinstalled" if reinstall else "shop.installed",
+        actor=installer,
+        data={"scopes": token.scope, "expiring_token": token.expires_at is not None},
+        now=now,
+    )
+    admit_staff_member(
+        session,
+        shop,
+        installer,
+        is_account_owner=installer_is_account_owner,
+        email=installer_email,
+        now=now,
+    )
+    return shop
+
+
+def record_uninstall(session: Session, *, domain: str, now: datetime) -> bool:
+    """Forget the tokens and mark the shop; returns False when it was already done."""
+    shop = session.scalars(select(Shop).where(Shop.domain == domain)).one_or_none()
+    if shop is None:
+        return False
+    install = session.get(ShopifyInstall, shop.id, with_for_update=True)
+    if install is None and shop.uninstalled_at is not None:
+        return False
+    if install is not None:
+        session.delete(install)
+    shop.uninstalled_at = now
+    audit.record(session, shop_id=shop.id, kind="shop.uninstalled", actor=SHOPIFY, now=now)
+    session.flush()
+    return True
+
+
+def usable_token(
+    session: Session,
+    shop: Shop,
+    *,
+    box: SecretBox,
+    refresh: Callable[[OfflineToken], OfflineToken],
+    now: datetime,
+) -> OfflineToken:
+    """The shop's offline token, refreshed first when it is about to expire.
+
+    ``refresh`` is :meth:`integrations.shopify.auth.ShopifyAuth.refresh_if_needed`, which
+    hands back the same token until a refresh is due.
+    The install row stays locked until the caller's transaction ends, so a concurrent
+    caller waits and then reads the new token instead of spending the old refresh token.
+    """
+    install = session.get(ShopifyInstall, shop.id, with_for_update=True, populate_existing=True)
+    if install is None:
+        raise LookupError(f"the app is not installed in {shop.domain}")
+    token = _load_token(shop.domain, install, box)
+    if token.expires_at is None:
+        return token
+    fresh = refresh(token)
+    if fresh is not token:  # a new token: the old refresh token is spent, keep the new one
+        _store_token(install, fresh, box)
+        install.refreshed_at = now
+        session.flush()
+    return fresh
+
+
+def _store_token(install: ShopifyInstall, token: OfflineToken, box: SecretBox) -> None:
+    install.encrypted_access_token = box.encrypt(token.token)
+    install.scopes = token.scope
+    install.access_token_expires_at = token.expires_at
+    install.encrypted_refresh_token = (
+        box.encrypt(token.refresh_token) if token.refresh_token else None
+    )
+    install.refresh_token_expires_at = token.refresh_token_expires_at
+
+
+def _load_token(domain: str, install: ShopifyInstall, box: SecretBox) -> OfflineToken:
+    return OfflineToken(
+        shop=domain,
+        token=box.decrypt(install.encrypted_access_token),
+        scope=install.scopes,
+        expires_at=install.access_token_expires_at,
+        refresh_token=(
+            box.decrypt(install.encrypted_refresh_token)
+            if install.encrypted_refresh_token
+            else None
+        ),
+        refresh_token_expires_at=install.refresh_token_expires_at,
+    )
+
+
+def admit_staff_member(
+    session: Session,
+    shop: Shop,
+    who: Actor,
+    *,
+    is_account_owner: bool,
+    email: str | None,
+    now: datetime,
+) -> StaffMember:
+    """The person's membership, created on their first visit: the store's account owner
+    as owner, anyone else as viewer until an owner says otherwise (deny by default)."""
+    member = session.scalars(
+        select(StaffMember).where(StaffMember.shop_id == shop.id, StaffMember.user_id == who.id)
+    ).one_or_none()
+    if member is not None:
+        return member
+    role = StaffRole.OWNER if is_account_owner else StaffRole.VIEWER
+    member = StaffMember(shop_id=shop.id, user_id=who.id, email=email, role=role, created_at=now)
+    session.add(member)
+    session.flush()
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="staff.joined",
+        actor=who,
+        data={"user_id": who.id, "role": role, "account_owner": is_account_owner},
+        now=now,
+    )
+    return member

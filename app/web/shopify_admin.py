@@ -1,0 +1,210 @@
+"""The embedded admin: a Shopify session token in, a Caseward staff actor out.
+
+Merchants meet Caseward inside the Shopify admin, which frames ``/app`` and hands the page
+a session token (``id_token`` on the first load; App Bridge adds it as a bearer header to
+every fetch). For every such request:
+
+1. Verify the token (:meth:`integrations.shopify.auth.ShopifyAuth.verify_admin_request`:
+   signature with the app secret, audience, ``iss``/``dest`` of one shop, ``exp``/``nbf``
+   with ~10 s of skew). A refused fetch gets 401 with
+   ``X-Shopify-Retry-Invalid-Session-Request: 1``; a refused page load gets Shopify's own
+   answer (the patch-id-token page, which fetches a fresh token and comes back).
+2. A shop without a live install is installed (or reinstalled) here: the session token is
+   exchanged for the shop's offline token (:mod:`app.shopify.install`).
+3. The person (``sub``) is admitted on their first request: an online token exchange says
+   whether they are the store's account owner (owner) or not (viewer, until an owner
+   says otherwise). The install and the admission are committed before the request's
+   own work, so a refusal later in the request does not undo them.
+4. The request continues as :class:`app.actors.Actor` ``staff:{sub}`` through
+   ``shopify_admin``; roles and limits are read from ``staff_members`` on every request.
+
+Nothing about a session lives between requests: each request carries its own token and
+the verification result lives on the request.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, Request, Response, current_app, g, render_template, request
+from werkzeug.wrappers import Response as WerkzeugResponse
+
+from app.actors import Surface, staff
+from app.cases.service import list_cases
+from app.clock import utcnow
+from app.crypto import SecretBox
+from app.db import request_session
+from app.errors import SessionTokenRefused
+from app.settings import Settings
+from app.shopify.install import admit_staff_member, installed_shop, record_install
+from app.shops.models import Shop, StaffMember
+from app.shops.service import staff_member
+from app.staff.tokens import TOKEN_PREFIX
+from app.web.auth import StaffIdentity, bearer_token, staff_of_shop
+from integrations.shopify.auth import AdminVerified, Refusal, ShopifyAuth
+from integrations.shopify.errors import HttpAnswer, ShopifyTokenError
+
+bp = Blueprint("shopify_admin", __name__, url_prefix="/app")
+PATCH_ID_TOKEN_PATH = "/app/patch-id-token"  # noqa: S105  (a path, not a secret)
+_EXTENSION = "caseward.shopify"
+
+
+def init_shopify(app: Flask, settings: Settings) -> None:
+    """Make the app's Shopify credentials and HTTP client once, if Shopify is configured."""
+    if not (settings.shopify_api_key and settings.shopify_api_secret):
+        app.extensions[_EXTENSION] = None
+        return
+    app.extensions[_EXTENSION] = ShopifyAuth(
+        settings.shopify_api_key,
+        settings.shopify_api_secret,
+        old_client_secret=settings.shopify_old_api_secret or None,
+        api_base=settings.shopify_api_base or None,
+        timeout=settings.provider_timeout_seconds,
+    )
+
+
+def shopify_auth(app: Flask) -> ShopifyAuth | None:
+    auth: ShopifyAuth | None = app.extensions.get(_EXTENSION)
+    return auth
+
+
+class ShopifySessionTokens:
+    """``Authorization: Bearer <session token>`` from App Bridge, on the JSON API."""
+
+    def authenticate(self, req: Request) -> StaffIdentity | None:
+        token = bearer_token(req)
+        auth = shopify_auth(current_app)
+        if token is None or token.startswith(TOKEN_PREFIX) or auth is None:
+            return None
+        verified = _verify(auth, req, fetch=True)
+        shop, _member = admit(auth, verified)
+        return StaffIdentity(shop.id, verified.user_id, None, Surface.SHOPIFY_ADMIN)
+
+
+def admit(auth: ShopifyAuth, verified: AdminVerified) -> tuple[Shop, StaffMember]:
+    """Steps 2 and 3: the shop installed, the person a member; committed."""
+    session = request_session()
+    box: SecretBox = current_app.extensions["caseward.secret_box"]
+    now = utcnow()
+    who = staff(verified.user_id, Surface.SHOPIFY_ADMIN)
+    changed = False
+    try:
+        found = installed_shop(session, verified.shop)
+        if found is None:
+            changed = True
+            user = auth.exchange_online_user(verified)
+            shop = record_install(
+                session,
+                domain=verified.shop,
+                token=auth.exchange_offline_token(verified),
+                installer=who,
+                installer_is_account_owner=user.account_owner,
+                installer_email=user.email or None,
+                box=box,
+                now=now,
+            )
+        else:
+            shop = found[0]
+        member = staff_member(session, shop.id, verified.user_id)
+        if member is None:
+            changed = True
+            user = auth.exchange_online_user(verified)
+            member = admit_staff_member(
+                session,
+                shop,
+                who,
+                is_account_owner=user.account_owner,
+                email=user.email or None,
+                now=now,
+            )
+    except ShopifyTokenError as refused:
+        session.rollback()
+        raise _refusal(refused.answer) from refused
+    if changed:
+        session.commit()
+    return shop, member
+
+
+def _verify(auth: ShopifyAuth, req: Request, *, fetch: bool) -> AdminVerified:
+    verification = auth.verify_admin_request(
+        req.method,
+        req.url,
+        dict(req.headers),
+        req.get_data(cache=True),
+        patch_id_token_path=PATCH_ID_TOKEN_PATH,
+        fetch=fetch,
+    )
+    if isinstance(verification, Refusal):
+        raise _refusal(verification.answer)
+    return verification
+
+
+def _refusal(answer: HttpAnswer) -> SessionTokenRefused:
+    """Our JSON 401, carrying whatever retry headers Shopify's answer asked for."""
+    refused = SessionTokenRefused("a valid Shopify session token is required")
+    refused.headers.update(
+        (k, v) for k, v in answer.headers.items() if k.lower().startswith("x-shopify")
+    )
+    return refused
+
+
+# ------------------------------------------------------------------ pages
+
+
+@bp.get("")
+@bp.get("/")
+def home() -> Response | WerkzeugResponse:
+    """The case queue, the page the admin opens first."""
+    auth = shopify_auth(current_app)
+    if auth is None:
+        return Response("Shopify is not configured for this Caseward.", 404)
+    verification = auth.verify_admin_request(
+        request.method,
+        request.url,
+        dict(request.headers),
+        request.get_data(cache=True),
+        patch_id_token_path=PATCH_ID_TOKEN_PATH,
+    )
+    if isinstance(verification, Refusal):
+        return _send(verification.answer)
+    try:
+        shop, member = admit(auth, verification)
+    except SessionTokenRefused:
+        return _send(verification.invalid_token_answer)
+    g.shop, g.member = staff_of_shop(
+        StaffIdentity(shop.id, verification.user_id, None, Surface.SHOPIFY_ADMIN)
+    )
+    g.actor = staff(verification.user_id, Surface.SHOPIFY_ADMIN)
+    g.frame_ancestors = f"https://{shop.domain} https://admin.shopify.com"
+    cases = list_cases(request_session(), shop.id)
+    page = render_template(
+        "admin/cases.html",
+        shop=shop,
+        member=member,
+        cases=cases,
+        api_key=auth.client_id,
+        app_bridge_url=current_app.config["CASEWARD_SETTINGS"].shopify_app_bridge_url,
+    )
+    response = Response(page, 200, mimetype="text/html")
+    for name, value in verification.headers.items():
+        if name.lower() != "content-security-policy":  # ours says the same, and more
+            response.headers[name] = value
+    return response
+
+
+@bp.get("/patch-id-token")
+def patch_id_token() -> Response:
+    """Shopify's page that fetches a fresh session token and reloads the request."""
+    auth = shopify_auth(current_app)
+    if auth is None:
+        return Response("Shopify is not configured for this Caseward.", 404)
+    return _send(
+        auth.patch_id_token_response(
+            request.method, request.url, dict(request.headers), request.get_data(cache=True)
+        )
+    )
+
+
+def _send(answer: HttpAnswer) -> Response:
+    response = Response(answer.body, answer.status)
+    for name, value in answer.headers.items():
+        response.headers[name] = value
+    return response

@@ -1,0 +1,1 @@
+"""Shopify: request verification, tokens, the Admin GraphQL client, and a local sandbox."""

@@ -1,0 +1,90 @@
+"""Run the Shopify sandbox as a process (the offline demo, or tests of the entry point).
+
+    python -m integrations.shopify.sandbox --host 127.0.0.1 --port 12112
+        [--no-demo] [--demo-payment-reference pi_...] [--webhook URL]
+
+Prints ``KEY=value`` lines (URL, control token, app credentials, the demo shop and its
+records) so both people and scripts can read them, then serves until SIGINT/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from types import FrameType
+
+from .demo import seed_demo_shop
+from .sandbox import DEMO_API_KEY, DEMO_API_SECRET, ShopifySandbox
+from .webhooks import TOPICS
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, seed, start serving, block until told to stop."""
+    parser = argparse.ArgumentParser(
+        prog="python -m integrations.shopify.sandbox", description=__doc__
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=12112, help="0 picks a free port")
+    parser.add_argument(
+        "--control-token",
+        default=os.environ.get("SHOPIFY_SANDBOX_CONTROL_TOKEN"),
+        help="token for /_sandbox/ endpoints (default: $SHOPIFY_SANDBOX_CONTROL_TOKEN or random)",
+    )
+    parser.add_argument("--api-key", default=os.environ.get("SHOPIFY_API_KEY") or DEMO_API_KEY)
+    parser.add_argument(
+        "--api-secret", default=os.environ.get("SHOPIFY_API_SECRET") or DEMO_API_SECRET
+    )
+    parser.add_argument("--no-demo", action="store_true", help="do not create the demo shop")
+    parser.add_argument(
+        "--demo-payment-reference",
+        default=None,
+        help="the Stripe payment intent that paid the demo order (default: Shopify Payments)",
+    )
+    parser.add_argument(
+        "--webhook",
+        action="append",
+        default=[],
+        help="an app-wide webhook address (every topic, every shop); may repeat",
+    )
+    args = parser.parse_args(argv)
+
+    sandbox = ShopifySandbox(
+        api_key=args.api_key, api_secret=args.api_secret, control_token=args.control_token
+    )
+    for url in args.webhook:
+        sandbox.subscribe(url=url, topics=TOPICS)
+    handle = sandbox.start(args.host, args.port)
+    lines = [
+        f"SHOPIFY_SANDBOX_URL={handle.url}",
+        f"SHOPIFY_SANDBOX_CONTROL_TOKEN={handle.control_token}",
+        f"SHOPIFY_API_KEY={sandbox.api_key}",
+        f"SHOPIFY_API_SECRET={sandbox.api_secret}",
+    ]
+    if not args.no_demo:
+        demo = seed_demo_shop(sandbox, payment_reference=args.demo_payment_reference)
+        lines += [
+            f"SHOPIFY_SANDBOX_SHOP={demo.domain}",
+            f"SHOPIFY_SANDBOX_CUSTOMER={demo.customer_id}",
+            f"SHOPIFY_SANDBOX_ORDER={demo.order_id}",
+        ]
+    print("\n".join(lines), flush=True)
+
+    done = threading.Event()
+
+    def _stop(_signum: int, _frame: FrameType | None) -> None:
+        done.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    while not done.wait(0.5):
+        pass
+    handle.stop()
+    print("shopify sandbox stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

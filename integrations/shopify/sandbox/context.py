@@ -1,0 +1,143 @@
+"""What one GraphQL request's resolvers work with, and the helpers they share.
+
+A :class:`Call` carries the shop the request addressed, the sandbox time it is served
+at, the access scopes its token holds, the webhooks its mutations raise (delivered only
+after the request committed) and the idempotency claims made for its mutations. The
+helpers render money (``MoneyBag``/``MoneyV2``), page connections with Shopify's cursors
+and limits, and refuse fields the token's scopes do not reach, all as Shopify answers.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from graphql import GraphQLError
+
+from .money import graphql_amount
+from .state import Shop, Store
+
+if TYPE_CHECKING:
+    from .idempotency import Claim
+
+JSON = dict[str, Any]
+T = TypeVar("T")
+
+# Shopify's largest page.
+MAX_PAGE = 250
+
+
+@dataclass
+class Call:
+    """One GraphQL request being executed."""
+
+    store: Store
+    shop: Shop
+    now: float
+    scopes: frozenset[str]
+    claims: dict[str, Claim] = field(default_factory=dict)
+    webhooks: list[tuple[str, JSON]] = field(default_factory=list)
+
+    def require_scope(self, field_name: str, scope: str) -> None:
+        """Refuse ``field_name`` unless the token holds ``scope`` (a ``write_`` scope
+        includes its ``read_`` one), with Shopify's ``ACCESS_DENIED`` error."""
+        granted = scope in self.scopes or scope.replace("read_", "write_", 1) in self.scopes
+        if not granted:
+            raise GraphQLError(
+                f"Access denied for {field_name} field. Required access: `{scope}` access scope.",
+                extensions={
+                    "code": "ACCESS_DENIED",
+                    "documentation": "https://shopify.dev/api/usage/access-scopes",
+                    "requiredAccess": f"`{scope}` access scope.",
+                },
+            )
+
+
+def money_v2(minor: int, currency: str) -> JSON:
+    """A ``MoneyV2``: Shopify's decimal amount and currency code."""
+    return {"amount": graphql_amount(minor, currency), "currencyCode": currency}
+
+
+def money_bag(minor: int, currency: str) -> JSON:
+    """A ``MoneyBag``; shop and presentment currency are the same in the sandbox."""
+    money = money_v2(minor, currency)
+    return {"shopMoney": money, "presentmentMoney": dict(money)}
+
+
+def _cursor(number: int) -> str:
+    raw = json.dumps({"last_id": number, "last_value": str(number)}, separators=(",", ":"))
+    return base64.b64encode(raw.encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> int:
+    try:
+        return int(json.loads(base64.b64decode(cursor.encode(), validate=True))["last_id"])
+    except (binascii.Error, ValueError, KeyError, TypeError):
+        raise GraphQLError("Invalid cursor for current pagination sort.") from None
+
+
+def page_size(first: int | None, last: int | None) -> int:
+    """Check a connection's ``first``/``last`` as Shopify does and return the size."""
+    if first is None and last is None:
+        raise GraphQLError("you must provide one of first or last")
+    if first is not None and last is not None:
+        raise GraphQLError("providing both first and last is not supported")
+    size = first if first is not None else last
+    assert size is not None
+    if size < 0 or size > MAX_PAGE:
+        raise GraphQLError(
+            f"The {'first' if first is not None else 'last'} argument must be between 0 and "
+            f"{MAX_PAGE}."
+        )
+    return size
+
+
+def connection(
+    items: Sequence[T],
+    *,
+    number: Callable[[T], int],
+    node: Callable[[T], Any],
+    first: int | None = None,
+    after: str | None = None,
+    last: int | None = None,
+    before: str | None = None,
+    reverse: bool = False,
+) -> JSON:
+    """One page of ``items`` (already in the connection's order) as a Relay connection
+    with Shopify's base64 JSON cursors."""
+    size = page_size(first, last)
+    ordered = list(reversed(items)) if reverse else list(items)
+    positions = {number(item): index for index, item in enumerate(ordered)}
+    start, stop = 0, len(ordered)
+    if after is not None:
+        start = positions.get(_decode_cursor(after), len(ordered) - 1) + 1
+    if before is not None:
+        stop = positions.get(_decode_cursor(before), 0)
+    if first is not None:
+        low, high = start, min(stop, start + size)
+    else:
+        low, high = max(start, stop - size), stop
+    edges = [{"cursor": _cursor(number(item)), "node": node(item)} for item in ordered[low:high]]
+    return {
+        "edges": edges,
+        "nodes": [edge["node"] for edge in edges],
+        "pageInfo": {
+            "hasNextPage": high < len(ordered),
+            "hasPreviousPage": low > 0,
+            "startCursor": edges[0]["cursor"] if edges else None,
+            "endCursor": edges[-1]["cursor"] if edges else None,
+        },
+    }
+
+
+def limited(items: Sequence[T], first: int | None) -> list[T]:
+    """A plain list field with an optional ``first`` (``refunds(first:)``)."""
+    if first is None:
+        return list(items)
+    if first < 0 or first > MAX_PAGE:
+        raise GraphQLError(f"The first argument must be between 0 and {MAX_PAGE}.")
+    return list(items)[:first]

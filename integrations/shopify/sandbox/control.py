@@ -1,0 +1,161 @@
+"""``/_sandbox/...``: JSON control endpoints for the Shopify sandbox running as a process.
+
+They mirror :class:`~.sandbox.ShopifySandbox`'s methods on the shared
+:class:`~integrations.sandbox_kit.ControlRouter` (token check, JSON, errors). The prefix
+cannot collide with Shopify's ``/admin`` paths, and every call needs the control token,
+so an access token alone can never steer the sandbox. Shops are named by their
+``*.myshopify.com`` domain in the path.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from integrations.sandbox_kit import ControlRouter, fault_from_json
+
+if TYPE_CHECKING:
+    from .sandbox import ShopifySandbox
+
+JSON = dict[str, Any]
+
+
+def control_router(sandbox: ShopifySandbox) -> ControlRouter:
+    """The control routes of ``sandbox``."""
+    s = sandbox
+    router = ControlRouter(lambda: sandbox.control_token)
+    add = router.add
+    add("GET", "/_sandbox/health", lambda b, p: {"ok": True, "now": s.now()})
+    add(
+        "POST",
+        "/_sandbox/shops",
+        lambda b, p: s.create_shop(
+            str(b["name"]),
+            currency=str(b.get("currency") or "USD"),
+            owner_user_id=int(b.get("owner_user_id") or 1001),
+            shop_name=b.get("shop_name"),
+        ).to_json(),
+    )
+    add(
+        "POST",
+        "/_sandbox/shops/{shop}/staff",
+        lambda b, p: s.add_staff(
+            p["shop"],
+            user_id=int(b["user_id"]),
+            account_owner=bool(b.get("account_owner")),
+            first_name=b.get("first_name"),
+            last_name=b.get("last_name"),
+            email=b.get("email"),
+        ),
+    )
+    add(
+        "POST",
+        "/_sandbox/shops/{shop}/session_token",
+        lambda b, p: {
+            "token": s.session_token(
+                p["shop"], user_id=int(b["user_id"]), exp_in=float(b.get("exp_in") or 60)
+            )
+        },
+    )
+    add(
+        "POST",
+        "/_sandbox/shops/{shop}/customers",
+        lambda b, p: {
+            "id": s.seed_customer(
+                p["shop"],
+                email=b.get("email"),
+                first_name=b.get("first_name"),
+                last_name=b.get("last_name"),
+                phone=b.get("phone"),
+            )
+        },
+    )
+    add("POST", "/_sandbox/shops/{shop}/orders", lambda b, p: {"id": _seed_order(s, p["shop"], b)})
+    add("POST", "/_sandbox/shops/{shop}/uninstall", lambda b, p: s.uninstall(p["shop"]).to_json())
+    add("POST", "/_sandbox/shops/{shop}/install", lambda b, p: s.install(p["shop"]))
+    add(
+        "POST",
+        "/_sandbox/shops/{shop}/scopes",
+        lambda b, p: s.update_scopes(p["shop"], list(b["scopes"])).to_json(),
+    )
+    add(
+        "POST",
+        "/_sandbox/shops/{shop}/customers/data_request",
+        lambda b, p: s.request_customer_data(p["shop"], str(b["customer_id"])).to_json(),
+    )
+    add(
+        "POST",
+        "/_sandbox/shops/{shop}/customers/redact",
+        lambda b, p: s.redact_customer(p["shop"], str(b["customer_id"])).to_json(),
+    )
+    add("POST", "/_sandbox/shops/{shop}/redact", lambda b, p: s.redact_shop(p["shop"]).to_json())
+    add(
+        "POST",
+        "/_sandbox/shops/{shop}/refund_status",
+        lambda b, p: s.set_refund_status(
+            p["shop"], str(b["status"]), settle_after=b.get("settle_after")
+        ),
+    )
+    add(
+        "POST",
+        "/_sandbox/shops/{shop}/cost_bucket",
+        lambda b, p: s.set_available_cost(p["shop"], float(b["available"])),
+    )
+    add("GET", "/_sandbox/requests", lambda b, p: [r.to_json() for r in s.received_requests()])
+    add(
+        "GET",
+        "/_sandbox/shops/{shop}/requests",
+        lambda b, p: [r.to_json() for r in s.received_requests(p["shop"])],
+    )
+    add("DELETE", "/_sandbox/requests", lambda b, p: s.clear_received_requests())
+    add("GET", "/_sandbox/faults", lambda b, p: [f.to_json() for f in s.armed_faults()])
+    add("POST", "/_sandbox/faults", lambda b, p: s.arm_fault(fault_from_json(b)).to_json())
+    add("DELETE", "/_sandbox/faults", lambda b, p: s.clear_faults())
+    add("GET", "/_sandbox/holds", lambda b, p: [h.to_json() for h in s.holds()])
+    add("POST", "/_sandbox/holds/release", lambda b, p: {"released": s.release_hold(b.get("id"))})
+    add("POST", "/_sandbox/latency", lambda b, p: s.set_latency(int(b.get("ms") or 0)))
+    add("GET", "/_sandbox/clock", lambda b, p: {"now": s.now()})
+    add(
+        "POST",
+        "/_sandbox/clock/advance",
+        lambda b, p: {"now": s.advance_clock(float(b["seconds"]))},
+    )
+    add("POST", "/_sandbox/process_due", lambda b, p: {"ran": s.process_due()})
+    add(
+        "POST",
+        "/_sandbox/webhooks/subscriptions",
+        lambda b, p: s.subscribe(
+            b.get("shop"), url=str(b["url"]), topics=list(b["topics"])
+        ).to_json(),
+    )
+    add(
+        "GET",
+        "/_sandbox/webhooks/subscriptions",
+        lambda b, p: [x.to_json() for x in s.webhooks.subscriptions()],
+    )
+    add("GET", "/_sandbox/webhooks/events", lambda b, p: [e.to_json() for e in s.webhook_events()])
+    add("POST", "/_sandbox/webhooks/pause", lambda b, p: s.pause_webhooks())
+    add("POST", "/_sandbox/webhooks/resume", lambda b, p: s.resume_webhooks())
+    add(
+        "POST",
+        "/_sandbox/webhooks/deliver",
+        lambda b, p: s.deliver_event(str(b["event"]), b.get("subscription")),
+    )
+    add("GET", "/_sandbox/webhooks/pending", lambda b, p: s.pending_webhooks())
+    add("GET", "/_sandbox/webhooks/attempts", lambda b, p: s.webhook_attempts())
+    return router
+
+
+def _seed_order(sandbox: ShopifySandbox, shop: str, body: JSON) -> str:
+    return sandbox.seed_order(
+        shop,
+        customer_id=body.get("customer_id"),
+        currency=str(body["currency"]),
+        lines=list(body["lines"]),
+        shipping=int(body.get("shipping") or 0),
+        gateway=str(body.get("gateway") or "shopify_payments"),
+        payment_reference=body.get("payment_reference"),
+        fulfilled_at=body.get("fulfilled_at"),
+        delivered_at=body.get("delivered_at"),
+        created_at=body.get("created_at"),
+        authorize_then_capture=bool(body.get("authorize_then_capture")),
+    )

@@ -1,0 +1,69 @@
+"""The embedded admin page: framed only by its own shop's admin, App Bridge loaded as
+Shopify requires, and readable from the server alone when Shopify's CDN is out of reach."""
+
+from __future__ import annotations
+
+import base64
+from urllib.parse import urlencode
+
+from conftest import CLIENT_ID, install_shop, session_token
+from flask.testing import FlaskClient
+from sqlalchemy.orm import Session
+
+from app.settings import Settings
+from app.shops.models import StaffMember, StaffRole
+
+
+def _page_url(shop: str, token: str | None) -> str:
+    host = base64.urlsafe_b64encode(
+        f"admin.shopify.com/store/{shop.removesuffix('.myshopify.com')}".encode()
+    )
+    params = {"embedded": "1", "shop": shop, "host": host.decode().rstrip("=")}
+    if token is not None:
+        params["id_token"] = token
+    return "/app?" + urlencode(params)
+
+
+def test_the_case_queue_opens_inside_its_shops_admin_only(
+    client: FlaskClient, session: Session, settings: Settings
+) -> None:
+    linen = install_shop(session, settings, "linen").shop
+    session.add(StaffMember(shop_id=linen.id, user_id="1001", role=StaffRole.OWNER))
+    session.commit()
+
+    page = client.get(_page_url(linen.domain, session_token(linen.domain, "1001")))
+
+    assert page.status_code == 200, page.get_data(as_text=True)[:500]
+    policy = page.headers["Content-Security-Policy"]
+    assert "frame-ancestors https://linen.myshopify.com https://admin.shopify.com" in policy
+    html = page.get_data(as_text=True)
+    assert f'<meta name="shopify-api-key" content="{CLIENT_ID}">' in html
+    assert '<script src="https://cdn.shopify.com/shopifycloud/app-bridge.js"></script>' in html
+    # Everything the person needs is in the server's HTML, so a blocked CDN hides nothing.
+    assert "No cases yet." in html and "you are owner" in html
+    assert page.headers["Cache-Control"] == "no-store"
+
+
+def test_a_page_load_without_a_token_is_sent_to_fetch_one(
+    client: FlaskClient, session: Session, settings: Settings
+) -> None:
+    linen = install_shop(session, settings, "linen").shop
+
+    page = client.get(_page_url(linen.domain, None))
+
+    assert page.status_code == 302
+    assert page.headers["Location"].startswith("http://localhost/app/patch-id-token?")
+
+
+def test_a_page_load_with_a_forged_token_shows_no_shop_data(
+    client: FlaskClient, session: Session, settings: Settings
+) -> None:
+    linen = install_shop(session, settings, "linen").shop
+
+    page = client.get(_page_url(linen.domain, session_token(linen.domain, "1001", secret="f" * 40)))
+
+    # Sent for a fresh token, the forged one left behind, nothing of the shop shown.
+    assert page.status_code == 302
+    assert page.headers["Location"].startswith("http://localhost/app/patch-id-token?")
+    assert "id_token" not in page.headers["Location"]
+    assert page.get_data() == b""

@@ -1,0 +1,192 @@
+"""Installing as Shopify installs embedded apps: the first session token is exchanged for
+an offline token, the account owner becomes owner, everyone else a viewer; uninstalling
+(delivered by the sandbox, maybe twice) stops the shop; a reinstall starts read-only with
+every case and audit event kept; an expiring token is refreshed once, under a lock."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import timedelta
+from urllib.parse import urlencode
+
+import pytest
+from conftest import APP_SECRET, CLIENT_ID
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.audit import AuditEvent, verify_chain
+from app.clock import utcnow
+from app.crypto import secret_box
+from app.settings import Settings
+from app.shopify.install import usable_token
+from app.shopify.models import ShopifyInstall
+from app.shops.models import Shop, StaffMember
+from app.web.shopify_admin import shopify_auth
+from integrations.shopify.sandbox import Clock, SandboxShop, ShopifySandbox
+
+OWNER, CLERK = 1001, 1002
+
+
+@pytest.fixture
+def shopify() -> Iterator[ShopifySandbox]:
+    box = ShopifySandbox(
+        api_key=CLIENT_ID,
+        api_secret=APP_SECRET,
+        clock=Clock(),
+        webhook_retry_delays=(0.2, 0.5),
+    )
+    box.start()
+    yield box
+    box.stop()
+
+
+@pytest.fixture
+def settings(settings: Settings, shopify: ShopifySandbox) -> Settings:
+    assert shopify.url is not None
+    return replace(settings, shopify_api_base=shopify.url)
+
+
+@pytest.fixture
+def linen(shopify: ShopifySandbox) -> SandboxShop:
+    shop = shopify.create_shop("linen", owner_user_id=OWNER)
+    shopify.add_staff(shop.domain, user_id=CLERK)
+    return shop
+
+
+def _open_app(client: FlaskClient, shopify: ShopifySandbox, shop: str, user: int) -> str:
+    host = base64.urlsafe_b64encode(f"admin.shopify.com/store/{shop}".encode()).decode()
+    query = urlencode(
+        {
+            "embedded": "1",
+            "shop": shop,
+            "host": host.rstrip("="),
+            # Issued now by the wall clock, which is what the app checks it against.
+            "id_token": shopify.session_token(shop, user_id=user, issued_at=time.time()),
+        }
+    )
+    page = client.get(f"/app?{query}")
+    assert page.status_code == 200, page.get_data(as_text=True)[:300]
+    return page.get_data(as_text=True)
+
+
+def _kinds(session: Session, shop: Shop) -> list[str]:
+    return list(
+        session.scalars(
+            select(AuditEvent.kind).where(AuditEvent.shop_id == shop.id).order_by(AuditEvent.seq)
+        )
+    )
+
+
+def _shop(session: Session, domain: str) -> Shop:
+    session.expire_all()
+    return session.scalars(select(Shop).where(Shop.domain == domain)).one()
+
+
+def test_the_first_visit_installs_the_shop_read_only_with_its_owner_and_an_encrypted_token(
+    client: FlaskClient, session: Session, shopify: ShopifySandbox, linen: SandboxShop
+) -> None:
+    html = _open_app(client, shopify, linen.domain, OWNER)
+
+    shop = _shop(session, linen.domain)
+    install = session.get(ShopifyInstall, shop.id)
+    assert install is not None and install.access_token_expires_at is not None
+    assert b"shpat_" not in install.encrypted_access_token  # ciphertext only
+    assert shop.writes_enabled is False and "read-only" in html
+    member = session.scalars(select(StaffMember).where(StaffMember.shop_id == shop.id)).one()
+    assert (member.user_id, member.role) == (str(OWNER), "owner")
+    assert _kinds(session, shop) == ["shop.installed", "staff.joined"]
+
+
+def test_staff_other_than_the_account_owner_start_as_viewers(
+    client: FlaskClient, session: Session, shopify: ShopifySandbox, linen: SandboxShop
+) -> None:
+    _open_app(client, shopify, linen.domain, OWNER)
+    html = _open_app(client, shopify, linen.domain, CLERK)
+
+    shop = _shop(session, linen.domain)
+    roles = dict(
+        session.execute(
+            select(StaffMember.user_id, StaffMember.role).where(StaffMember.shop_id == shop.id)
+        ).all()
+    )
+    assert roles == {str(OWNER): "owner", str(CLERK): "viewer"}
+    assert "you are viewer" in html
+
+
+def test_uninstall_delivered_twice_then_reinstall_starts_clean_and_keeps_the_evidence(
+    client: FlaskClient,
+    session: Session,
+    shopify: ShopifySandbox,
+    linen: SandboxShop,
+    web_url: str,
+    app: Flask,
+) -> None:
+    shopify.subscribe(url=f"{web_url}/webhooks/shopify", topics=["app/uninstalled"])
+    _open_app(client, shopify, linen.domain, OWNER)
+    shop = _shop(session, linen.domain)
+    shop.writes_enabled = True
+    session.commit()
+
+    uninstalled = shopify.uninstall(linen.domain)
+    assert shopify.wait_for_webhooks(timeout=10)
+    shopify.deliver_event(uninstalled.id)  # Shopify may deliver it again
+
+    shop = _shop(session, linen.domain)
+    assert shop.uninstalled_at is not None
+    assert session.get(ShopifyInstall, shop.id) is None
+
+    shopify.install(linen.domain)
+    _open_app(client, shopify, linen.domain, OWNER)
+
+    shop = _shop(session, linen.domain)
+    assert shop.uninstalled_at is None and shop.writes_enabled is False
+    assert session.get(ShopifyInstall, shop.id) is not None
+    assert _kinds(session, shop) == [
+        "shop.installed",
+        "staff.joined",
+        "shop.uninstalled",
+        "shop.reinstalled",
+    ]
+    assert verify_chain(session, shop.id).intact
+
+
+def test_an_expiring_token_is_refreshed_once_and_the_new_one_kept(
+    client: FlaskClient,
+    session: Session,
+    shopify: ShopifySandbox,
+    linen: SandboxShop,
+    settings: Settings,
+    app: Flask,
+) -> None:
+    _open_app(client, shopify, linen.domain, OWNER)
+    shop = _shop(session, linen.domain)
+    stored = session.get(ShopifyInstall, shop.id)
+    assert stored is not None and stored.access_token_expires_at is not None
+    # An hour on: 30 s left, inside the last minute when Shopify's package refreshes.
+    stored.access_token_expires_at = utcnow() + timedelta(seconds=30)
+    session.commit()
+    auth = shopify_auth(app)
+    assert auth is not None
+    box = secret_box(settings)
+    first_token = box.decrypt(stored.encrypted_access_token)
+
+    now = utcnow()
+    refreshed = usable_token(session, shop, box=box, refresh=auth.refresh_if_needed, now=now)
+    session.commit()
+    again = usable_token(session, shop, box=box, refresh=auth.refresh_if_needed, now=utcnow())
+    session.commit()
+
+    assert refreshed.token != first_token
+    assert refreshed.expires_at is not None and refreshed.expires_at - now > timedelta(minutes=59)
+    assert again.token == refreshed.token  # kept, not refreshed a second time
+    install = session.get(ShopifyInstall, shop.id)
+    assert install is not None and install.refreshed_at == now
+    token_calls = [
+        r for r in shopify.received_requests(linen.domain) if r.path == "/admin/oauth/access_token"
+    ]
+    assert len(token_calls) == 3  # offline and online exchange at install, one refresh

@@ -1,0 +1,220 @@
+"""Shopify's privacy topics answered for real: a customer's data exported for the owner,
+a customer or a whole shop erased, the money facts and the audit chain left whole."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from conftest import bearer, deliver, install_shop, session_token
+from flask import Flask
+from flask.testing import FlaskClient
+from rq import Queue
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.audit import AuditEvent, verify_chain
+from app.cases.models import Case, Customer, Order
+from app.clock import utcnow
+from app.crypto import secret_box
+from app.db import Database
+from app.execution.models import ProviderEvent
+from app.privacy.jobs import answer_stored_request
+from app.privacy.models import DataExport
+from app.privacy.service import ERASED
+from app.queue import RedisExtension
+from app.settings import Settings
+from app.shops.models import Shop, StaffMember, StaffRole
+
+EMAIL = "maya.reyes@example.com"
+SUBJECT = "Maya's torn duvet cover"
+REQUEST = "Hi, I'm Maya Reyes at 12 Elm Street, the duvet cover tore on first wash."
+
+
+@pytest.fixture
+def linen(session: Session, settings: Settings) -> Shop:
+    shop = install_shop(session, settings, "linen").shop
+    session.add(StaffMember(shop_id=shop.id, user_id="1001", role=StaffRole.OWNER))
+    session.add(StaffMember(shop_id=shop.id, user_id="1002", role=StaffRole.VIEWER))
+    maya = Customer(
+        shop_id=shop.id,
+        email=EMAIL,
+        name="Maya Reyes",
+        shopify_customer_id="gid://shopify/Customer/7",
+    )
+    other = Customer(
+        shop_id=shop.id,
+        email="sam@example.com",
+        name="Sam",
+        shopify_customer_id="gid://shopify/Customer/8",
+    )
+    session.add_all([maya, other])
+    session.flush()
+    now = utcnow()
+    session.add(
+        Order(
+            shop_id=shop.id,
+            customer_id=maya.id,
+            name="#1001",
+            currency="usd",
+            total=4800,
+            payment_provider="shopify",
+            payment_id=None,
+            lines=[],
+            created_at=now,
+        )
+    )
+    for customer, subject, text in ((maya, SUBJECT, REQUEST), (other, "Sam's mug", "Chipped")):
+        session.add(
+            Case(
+                shop_id=shop.id,
+                customer_id=customer.id,
+                subject=subject,
+                request_text=text,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    session.commit()
+    return shop
+
+
+def _answer_queued(app: Flask, settings: Settings) -> str:
+    """Run the queued privacy job the way the worker would, and return what it did."""
+    [job_id] = [j for j in RedisExtension.background_queue(app).job_ids if j.startswith("privacy-")]
+    queue: Queue = RedisExtension.background_queue(app)
+    queue.remove(job_id)
+    event_row_id = int(job_id.removeprefix("privacy-"))
+    return answer_stored_request(
+        Database.state(app).session_factory, secret_box(settings), event_row_id, now=utcnow()
+    )
+
+
+def _audit_text(session: Session, shop: Shop) -> str:
+    rows = session.scalars(select(AuditEvent).where(AuditEvent.shop_id == shop.id))
+    return json.dumps([[e.kind, e.actor, e.data] for e in rows])
+
+
+def test_a_data_request_becomes_an_export_only_the_owner_can_read(
+    app: Flask, client: FlaskClient, session: Session, settings: Settings, linen: Shop
+) -> None:
+    payload = {
+        "shop_id": 1,
+        "shop_domain": linen.domain,
+        "orders_requested": [1001],
+        "customer": {"id": 7, "email": EMAIL, "phone": None},
+        "data_request": {"id": 9999},
+    }
+    answer = deliver(client, linen.domain, "customers/data_request", payload)
+    assert answer.get_json()["acted"] == "queued"
+
+    done = _answer_queued(app, settings)
+
+    assert done.startswith("exported 1 customers")
+    owner = bearer(session_token(linen.domain, "1001"))
+    [listed] = client.get("/api/privacy/exports", headers=owner).get_json()["exports"]
+    export = client.get(f"/api/privacy/exports/{listed['id']}", headers=owner).get_json()
+    [person] = export["content"]["customers"]
+    assert (person["email"], person["orders"][0]["total"]) == (EMAIL, 4800)
+    assert [c["subject"] for c in person["cases"]] == [SUBJECT]
+    viewer = bearer(session_token(linen.domain, "1002"))
+    assert client.get(f"/api/privacy/exports/{listed['id']}", headers=viewer).status_code == 403
+    stored = session.scalars(select(DataExport)).one()
+    assert EMAIL.encode() not in stored.encrypted_content
+    # The request's own payload named Maya; once answered it keeps only what was done.
+    event = session.scalars(
+        select(ProviderEvent).where(ProviderEvent.type == "customers/data_request")
+    ).one()
+    assert EMAIL not in json.dumps(event.payload)
+
+
+def test_erasing_a_customer_keeps_the_books_and_the_chain_and_nothing_names_them(
+    app: Flask, client: FlaskClient, session: Session, settings: Settings, linen: Shop
+) -> None:
+    deliver(
+        client, linen.domain, "orders/updated", {"id": 1001, "email": EMAIL, "customer": {"id": 7}}
+    )
+    deliver(client, linen.domain, "orders/updated", {"id": 1002, "customer": {"id": 8}})
+    redact = {
+        "shop_id": 1,
+        "shop_domain": linen.domain,
+        "customer": {"id": 7, "email": EMAIL},
+        "orders_to_redact": [1001],
+    }
+
+    deliver(client, linen.domain, "customers/redact", redact)
+    done = _answer_queued(app, settings)
+
+    assert done == "erased 1 customers"
+    session.expire_all()
+    maya = session.scalars(
+        select(Customer).where(Customer.shopify_customer_id == "gid://shopify/Customer/7")
+    ).one()
+    assert (maya.email, maya.name) == (None, None)
+    cases = {c.customer_id: c for c in session.scalars(select(Case))}
+    assert (cases[maya.id].subject, cases[maya.id].request_text) == (ERASED, ERASED)
+    assert "Sam's mug" in {c.subject for c in cases.values()}  # others untouched
+    order = session.scalars(select(Order)).one()
+    assert (order.name, order.total, order.currency) == ("#1001", 4800, "usd")  # the books
+    payloads = json.dumps([e.payload for e in session.scalars(select(ProviderEvent))])
+    assert EMAIL not in payloads and '"id": 1002' in payloads
+    assert verify_chain(session, linen.id).intact
+    audit_text = _audit_text(session, linen)
+    assert EMAIL not in audit_text and "Maya" not in audit_text and "Elm" not in audit_text
+
+
+def test_erasing_a_customer_deletes_their_earlier_export(
+    app: Flask, client: FlaskClient, session: Session, settings: Settings, linen: Shop
+) -> None:
+    person = {"id": 7, "email": EMAIL}
+    deliver(
+        client,
+        linen.domain,
+        "customers/data_request",
+        {"customer": person, "data_request": {"id": 1}},
+    )
+    _answer_queued(app, settings)
+    deliver(client, linen.domain, "customers/redact", {"customer": person, "orders_to_redact": []})
+    _answer_queued(app, settings)
+
+    assert session.scalars(select(DataExport)).all() == []
+
+
+def test_shop_redact_erases_every_customer_and_payload(
+    app: Flask, client: FlaskClient, session: Session, settings: Settings, linen: Shop
+) -> None:
+    deliver(client, linen.domain, "orders/updated", {"id": 1002, "customer": {"id": 8}})
+
+    deliver(client, linen.domain, "shop/redact", {"shop_id": 1, "shop_domain": linen.domain})
+    done = _answer_queued(app, settings)
+
+    assert done.startswith("erased 2 customers")
+    session.expire_all()
+    assert {c.email for c in session.scalars(select(Customer))} == {None}
+    assert {c.subject for c in session.scalars(select(Case))} == {ERASED}
+    assert all(
+        e.payload in ({"erased": True}, {"answered": done})
+        for e in session.scalars(select(ProviderEvent))
+    )
+    assert verify_chain(session, linen.id).intact
+
+
+def test_answering_the_same_request_twice_does_it_once(
+    app: Flask, client: FlaskClient, session: Session, settings: Settings, linen: Shop
+) -> None:
+    deliver(
+        client,
+        linen.domain,
+        "customers/data_request",
+        {"customer": {"id": 7}, "data_request": {"id": 1}},
+    )
+    [job_id] = [j for j in RedisExtension.background_queue(app).job_ids if j.startswith("privacy-")]
+    event_row_id = int(job_id.removeprefix("privacy-"))
+    factory, box = Database.state(app).session_factory, secret_box(settings)
+
+    first = answer_stored_request(factory, box, event_row_id, now=utcnow())
+    second = answer_stored_request(factory, box, event_row_id, now=utcnow() + timedelta(minutes=1))
+
+    assert first == second
+    assert len(session.scalars(select(DataExport)).all()) == 1
