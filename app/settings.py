@@ -74,6 +74,9 @@ class Settings:
     # Shopify requires every embedded page to load App Bridge from its CDN; the sandbox's
     # admin stand-in serves a compatible script for the demo and browser tests.
     shopify_app_bridge_url: str = "https://cdn.shopify.com/shopifycloud/app-bridge.js"
+    # The admin that frames embedded pages (besides the shop's own domain); the demo and
+    # browser tests use the Shopify sandbox's stand-in admin.
+    shopify_admin_origin: str = "https://admin.shopify.com"
 
     @property
     def uses_embedded_redis(self) -> bool:
@@ -115,6 +118,8 @@ class Settings:
             shopify_api_base=env.get("SHOPIFY_API_BASE", "").rstrip("/"),
             shopify_app_bridge_url=env.get("SHOPIFY_APP_BRIDGE_URL", "")
             or cls.shopify_app_bridge_url,
+            shopify_admin_origin=env.get("SHOPIFY_ADMIN_ORIGIN", "").rstrip("/")
+            or cls.shopify_admin_origin,
             queue_name=env.get("CASEWARD_QUEUE", "").strip() or cls.queue_name,
             **_numbers(env),
         )

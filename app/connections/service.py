@@ -5,6 +5,10 @@ signing secret yet and the merchant brings none, the webhook endpoint is registe
 Stripe and its signing secret stored encrypted. A refused registration stores nothing.
 Re-saving a key without a signing secret keeps the one already stored (and registers
 no second endpoint, which would deliver every event twice).
+
+Before saving, a merchant may test a key: the same checks of its kind and mode, then
+Stripe is asked which of the permissions Caseward needs the key holds. Nothing is
+stored and nothing changes at Stripe.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from integrations.provider import (
     ProviderError,
     ProviderRejected,
 )
-from integrations.stripe.adapter import WEBHOOK_EVENTS, StripeAdapter
+from integrations.stripe.adapter import WEBHOOK_EVENTS, PermissionReport, StripeAdapter
 
 MAX_KEY_LENGTH = 255
 
@@ -64,13 +68,7 @@ def save_stripe_connection(
     """Save the shop's Stripe key; with ``webhook_base_url``, no ``webhook_secret`` and
     none stored yet, also register the webhook endpoint at Stripe and keep its secret."""
     require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "connect providers")
-    text(api_key, "api_key", max_length=MAX_KEY_LENGTH, required=True)
-    try:
-        adapter = StripeAdapter(
-            api_key, livemode=livemode, api_base=api_base, timeout_seconds=timeout_seconds
-        )
-    except CredentialsRefused as exc:
-        raise InvalidInput(str(exc), field="api_key") from exc
+    adapter = _stripe_adapter(api_key, livemode, api_base, timeout_seconds)
     if webhook_secret is not None:
         text(webhook_secret, "webhook_secret", max_length=MAX_KEY_LENGTH, required=True)
         if not webhook_secret.startswith("whsec_"):
@@ -125,6 +123,43 @@ def save_stripe_connection(
             now=now,
         )
     return StripeConnected(connection, webhook_registered=registered is not None)
+
+
+def check_stripe_key(
+    session: Session,
+    *,
+    shop: Shop,
+    actor: Actor,
+    api_key: str,
+    livemode: bool,
+    api_base: str | None = None,
+    timeout_seconds: float = 20.0,
+) -> PermissionReport:
+    """Which permissions Caseward needs the key holds, asked of Stripe; owners only.
+
+    The key is refused as :func:`save_stripe_connection` refuses it (``api_key``), and
+    also when Stripe does not know it. Nothing is stored or audited.
+    """
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "test provider keys")
+    adapter = _stripe_adapter(api_key, livemode, api_base, timeout_seconds)
+    try:
+        return adapter.check_permissions()
+    except CredentialsRefused as exc:
+        raise InvalidInput(str(exc), field="api_key") from exc
+
+
+def _stripe_adapter(
+    api_key: str, livemode: bool, api_base: str | None, timeout_seconds: float
+) -> StripeAdapter:
+    """An adapter on ``api_key``, refused as ``api_key`` unless it is a restricted key of
+    the shop's mode."""
+    text(api_key, "api_key", max_length=MAX_KEY_LENGTH, required=True)
+    try:
+        return StripeAdapter(
+            api_key, livemode=livemode, api_base=api_base, timeout_seconds=timeout_seconds
+        )
+    except CredentialsRefused as exc:
+        raise InvalidInput(str(exc), field="api_key") from exc
 
 
 def _register_endpoint(adapter: StripeAdapter, url: str) -> tuple[str, str]:

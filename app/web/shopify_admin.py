@@ -24,8 +24,10 @@ the verification result lives on the request.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from flask import Blueprint, Flask, Request, Response, current_app, g, render_template, request
-from werkzeug.wrappers import Response as WerkzeugResponse
 
 from app.actors import Surface, staff
 from app.cases.service import list_cases
@@ -35,12 +37,14 @@ from app.db import request_session
 from app.errors import SessionTokenRefused
 from app.settings import Settings
 from app.shopify.install import admit_staff_member, installed_shop, record_install
-from app.shops.models import Shop, StaffMember
-from app.shops.service import staff_member
+from app.shopify.setup import policy_in_words, setup_steps
+from app.shops.models import Shop, StaffMember, StaffRole
+from app.shops.service import current_policy, staff_member
 from app.staff.tokens import TOKEN_PREFIX
-from app.web.auth import StaffIdentity, bearer_token, staff_of_shop
+from app.web.auth import StaffIdentity, bearer_token
 from integrations.shopify.auth import AdminVerified, Refusal, ShopifyAuth
 from integrations.shopify.errors import HttpAnswer, ShopifyTokenError
+from integrations.stripe._errors import REQUIRED_PERMISSIONS
 
 bp = Blueprint("shopify_admin", __name__, url_prefix="/app")
 PATCH_ID_TOKEN_PATH = "/app/patch-id-token"  # noqa: S105  (a path, not a secret)
@@ -149,45 +153,81 @@ def _refusal(answer: HttpAnswer) -> SessionTokenRefused:
 # ------------------------------------------------------------------ pages
 
 
+def embedded_page(view: Callable[[Shop, StaffMember], str]) -> Callable[[], Response]:
+    """Verify the page load (steps 1-4), then render ``view`` framed by the shop's admin."""
+
+    @functools.wraps(view)
+    def page() -> Response:
+        auth = shopify_auth(current_app)
+        if auth is None:
+            return Response("Shopify is not configured for this Caseward.", 404)
+        verification = auth.verify_admin_request(
+            request.method,
+            request.url,
+            dict(request.headers),
+            request.get_data(cache=True),
+            patch_id_token_path=PATCH_ID_TOKEN_PATH,
+        )
+        if isinstance(verification, Refusal):
+            return _send(verification.answer)
+        try:
+            shop, member = admit(auth, verification)
+        except SessionTokenRefused:
+            return _send(verification.invalid_token_answer)
+        g.shop, g.member = shop, member
+        g.actor = staff(verification.user_id, Surface.SHOPIFY_ADMIN)
+        admin = current_app.config["CASEWARD_SETTINGS"].shopify_admin_origin
+        g.frame_ancestors = f"https://{shop.domain} {admin}"
+        g.shopify_api_key = auth.client_id
+        response = Response(view(shop, member), 200, mimetype="text/html")
+        for name, value in verification.headers.items():
+            if name.lower() != "content-security-policy":  # ours says the same, and more
+                response.headers[name] = value
+        return response
+
+    return page
+
+
 @bp.get("")
 @bp.get("/")
-def home() -> Response | WerkzeugResponse:
-    """The case queue, the page the admin opens first."""
-    auth = shopify_auth(current_app)
-    if auth is None:
-        return Response("Shopify is not configured for this Caseward.", 404)
-    verification = auth.verify_admin_request(
-        request.method,
-        request.url,
-        dict(request.headers),
-        request.get_data(cache=True),
-        patch_id_token_path=PATCH_ID_TOKEN_PATH,
+@embedded_page
+def home(shop: Shop, member: StaffMember) -> str:
+    """The case queue; a shop not set up yet lands on the setup page instead."""
+    if setup_steps(request_session(), shop).remaining:
+        return _setup_html(shop, member)
+    return _render("admin/cases.html", shop, member, cases=list_cases(request_session(), shop.id))
+
+
+@bp.get("/setup")
+@embedded_page
+def setup(shop: Shop, member: StaffMember) -> str:
+    """Connect Stripe (tested first), read the policy, see that nothing moves yet, and
+    turn writes on. Owners act; everyone else sees where the shop stands."""
+    return _setup_html(shop, member)
+
+
+def _setup_html(shop: Shop, member: StaffMember) -> str:
+    session = request_session()
+    return _render(
+        "admin/setup.html",
+        shop,
+        member,
+        steps=setup_steps(session, shop),
+        policy=policy_in_words(current_policy(session, shop.id)),
+        permissions=REQUIRED_PERMISSIONS,
+        is_owner=member.role in StaffRole.OWNER_ONLY,
     )
-    if isinstance(verification, Refusal):
-        return _send(verification.answer)
-    try:
-        shop, member = admit(auth, verification)
-    except SessionTokenRefused:
-        return _send(verification.invalid_token_answer)
-    g.shop, g.member = staff_of_shop(
-        StaffIdentity(shop.id, verification.user_id, None, Surface.SHOPIFY_ADMIN)
-    )
-    g.actor = staff(verification.user_id, Surface.SHOPIFY_ADMIN)
-    g.frame_ancestors = f"https://{shop.domain} https://admin.shopify.com"
-    cases = list_cases(request_session(), shop.id)
-    page = render_template(
-        "admin/cases.html",
+
+
+def _render(template: str, shop: Shop, member: StaffMember, **context: object) -> str:
+    return render_template(
+        template,
         shop=shop,
         member=member,
-        cases=cases,
-        api_key=auth.client_id,
+        api_key=g.shopify_api_key,
         app_bridge_url=current_app.config["CASEWARD_SETTINGS"].shopify_app_bridge_url,
+        **context,
     )
-    response = Response(page, 200, mimetype="text/html")
-    for name, value in verification.headers.items():
-        if name.lower() != "content-security-policy":  # ours says the same, and more
-            response.headers[name] = value
-    return response
 
 
 @bp.get("/patch-id-token")

@@ -12,8 +12,12 @@ objects) live in each sandbox; this kit holds the rest, one copy for all of them
   per request (``Caseward-Sandbox-Fault``), and holds a test releases.
 - :class:`RequestLog`, :class:`ReceivedRequest`: every request received and its answer.
 - :class:`Schedule`, :class:`DueWork`: work due later on the sandbox clock.
-- :class:`Outbox`: background webhook delivery with retries, pause and redelivery.
+- :class:`Outbox`, :func:`post`: background webhook delivery with retries, pause and
+  redelivery; one delivery's POST and its outcome.
 - :class:`ControlRouter`: the token-guarded ``/_sandbox/`` JSON control endpoints.
+- :class:`SandboxBase`, :func:`control_router`: a sandbox object's shared half (serving,
+  time, faults, holds, latency, request log, webhook switches) and the control routes
+  mirroring it; :func:`serve_until_signalled`: a sandbox run as a process.
 
 A sandbox's request pipeline uses them in this order: record the request as it arrives
 (:class:`RequestLog`), authenticate in the provider's way, ask the :class:`FaultBoard`
@@ -21,10 +25,11 @@ for the request's :class:`Plan`, run due work (:class:`DueWork`), execute under 
 provider's idempotency rules, let the plan drop or spoil the answer, record the answer.
 """
 
+from .base import Deliveries, SandboxBase, control_router
 from .clock import Clock
 from .control import ControlError, ControlRouter, fault_from_json
 from .faults import FAULT_HEADER, KINDS, Fault, FaultBoard, HoldState, Plan
-from .outbox import Outbox
+from .outbox import Outbox, post
 from .received import ReceivedRequest, RequestLog
 from .server import (
     CONTROL_PREFIX,
@@ -34,6 +39,7 @@ from .server import (
     SandboxHTTPServer,
     Serving,
     Ticker,
+    serve_until_signalled,
     title_case,
 )
 from .tasks import DueWork, Schedule
@@ -45,6 +51,7 @@ __all__ = [
     "Clock",
     "ControlError",
     "ControlRouter",
+    "Deliveries",
     "Dispatch",
     "DueWork",
     "Fault",
@@ -55,11 +62,15 @@ __all__ = [
     "ReceivedRequest",
     "RequestLog",
     "Response",
+    "SandboxBase",
     "SandboxHTTPServer",
     "SandboxHandle",
     "Schedule",
     "Serving",
     "Ticker",
+    "control_router",
     "fault_from_json",
+    "post",
+    "serve_until_signalled",
     "title_case",
 ]

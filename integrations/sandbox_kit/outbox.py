@@ -11,7 +11,8 @@ endpoint Y") and returns a record with ``ok`` (and ``retry: False`` when trying 
 pointless). The sequence for each delivery: wait until due and not paused; send; log the
 attempt; when it failed and retries remain, queue it again after the next retry delay
 (real seconds, because receivers time out on real clocks). Manual sends are logged but
-never retried.
+never retried. :func:`post` sends one signed delivery and reads its outcome, the same way
+for every provider.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ import itertools
 import logging
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +33,25 @@ log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 Send = Callable[[JSON, int, bool], JSON]
+
+
+def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> JSON:
+    """POST one delivery: ``{"status", "ok"}`` when the receiver answered (only a 2xx
+    counts as received), ``{"error", "ok": False}`` when it could not be reached."""
+    request = urllib.request.Request(  # noqa: S310 - addresses are http(s) by validation
+        url, data=body, method="POST", headers=dict(headers)
+    )
+    outcome: JSON = {}
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+            outcome["status"] = response.status
+    except urllib.error.HTTPError as exc:
+        outcome["status"] = exc.code
+    except (OSError, ValueError) as exc:
+        outcome["error"] = f"{type(exc).__name__}: {exc}"
+    status = outcome.get("status")
+    outcome["ok"] = isinstance(status, int) and 200 <= status < 300
+    return outcome
 
 
 @dataclass(order=True)

@@ -9,18 +9,22 @@ The sequence of one serving sandbox: :class:`Serving` binds a
 work (due transitions, snapshots) from a :class:`Ticker` beside it; every request goes
 to the sandbox's API dispatcher, or to its control dispatcher under ``/_sandbox/``; a
 dispatcher that raises is answered with the provider's own 500 body; ``stop`` cuts
-keep-alive connections so a stopped sandbox really is gone.
+keep-alive connections so a stopped sandbox really is gone. Run as a process,
+:func:`serve_until_signalled` prints what clients need and serves until SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import socket
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -269,3 +273,21 @@ class SandboxHandle:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def serve_until_signalled(handle: SandboxHandle, announce: Sequence[str], name: str) -> int:
+    """Print ``announce`` (``KEY=value`` lines, for people and scripts alike), serve until
+    SIGINT or SIGTERM, then stop ``handle``; returns the process's exit status."""
+    print("\n".join(announce), flush=True)
+    done = threading.Event()
+
+    def _stop(_signum: int, _frame: FrameType | None) -> None:
+        done.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    while not done.wait(0.5):
+        pass
+    handle.stop()
+    print(f"{name} stopped", file=sys.stderr, flush=True)
+    return 0

@@ -20,8 +20,6 @@ transactions keep no text at all, so a credit's action id cannot be recovered (s
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from datetime import datetime
 
 from integrations.provider import (
     ACTION_ID_METADATA_KEY,
@@ -162,8 +160,10 @@ def refund_status(refund: Refund) -> tuple[ProviderStatus, int, str | None]:
     live = [t for t in money if t.status not in FAILED_STATUSES]
     if not live:
         reasons = "; ".join(f"transaction {t.id} {t.status}" for t in money)
-        return ProviderStatus.FAILED, sum(t.amount.amount for t in money), (
-            f"Shopify reported the refund as failed ({reasons})"
+        return (
+            ProviderStatus.FAILED,
+            sum(t.amount.amount for t in money),
+            (f"Shopify reported the refund as failed ({reasons})"),
         )
     status = (
         ProviderStatus.SUCCEEDED
@@ -199,9 +199,7 @@ def payment_facts(order: OrderForRefund) -> PaymentFacts:
         amount=order.total.amount,
         captured=received,
         paid=received > 0,
-        # The published schema has Order.disputes, but ORDER_FOR_REFUND does not select it
-        # (and the sandbox does not serve it): no dispute signal reaches this read.
-        disputed=False,
+        disputed=order.disputed,
         customer_id=order.customer_id,
         created=order.created_at,
         refunds=tuple(provider_refund(order, refund) for refund in order.refunds),
@@ -274,19 +272,13 @@ def customer_facts(client: AdminClient, target: str) -> CustomerFacts:
         balance_currency=only.balance.currency if only else None,
         credits=tuple(
             ProviderCredit(
-                id=credit.id or f"{account.id}@{credit.created_at.isoformat()}",
+                id=credit.id,
                 amount=-credit.amount.amount,
                 currency=credit.amount.currency,
                 created=credit.created_at,
             )
             for account in accounts
             for credit in account.credits
+            if credit.id is not None  # every credit transaction has one; debits are left out
         ),
     )
-
-
-def newest_first(credits: Iterable[ProviderCredit]) -> list[ProviderCredit]:
-    return sorted(credits, key=lambda credit: credit.created, reverse=True)
-
-
-Now = Callable[[], datetime]

@@ -45,6 +45,10 @@ from integrations.shopify.money import (
     to_decimal_string,
 )
 
+# Dispute statuses that mean the money is contested or already gone (``WON`` and
+# ``PREVENTED`` leave it with the merchant).
+OPEN_OR_LOST_DISPUTES = frozenset({"NEEDS_RESPONSE", "UNDER_REVIEW", "ACCEPTED", "LOST"})
+
 LINE_ITEMS_PAGE = 30
 TRANSACTIONS_PAGE = 20
 REFUNDS_PAGE = 5
@@ -195,6 +199,7 @@ query OrderForRefund($id: ID!) {{
       createdAt
       deliveredAt
     }}
+    disputes {{ id status }}
   }}
 }}
 """
@@ -443,7 +448,14 @@ class OrderForRefund:
     transactions: tuple[Transaction, ...]
     refunds: tuple[Refund, ...]
     fulfillments: tuple[Fulfillment, ...]
+    # The statuses of the order's chargebacks and inquiries, as Shopify reports them.
+    dispute_statuses: tuple[str, ...]
     complete: bool  # False when any list may have been cut at its page size
+
+    @property
+    def disputed(self) -> bool:
+        """A dispute still open, or lost: money Caseward must not send back on top."""
+        return any(status in OPEN_OR_LOST_DISPUTES for status in self.dispute_statuses)
 
 
 @dataclass(frozen=True)
@@ -627,6 +639,7 @@ def read_order_for_refund(data: Mapping[str, Any]) -> OrderForRefund | None:
         transactions=transactions,
         refunds=refunds,
         fulfillments=fulfillments,
+        dispute_statuses=tuple(str(d["status"]) for d in order.get("disputes") or ()),
         complete=complete,
     )
 

@@ -6,7 +6,7 @@ It implements :class:`integrations.provider.ProviderAdapter` on top of the offic
 idempotency key and must be a decision of the money path, not of a library.
 
 The work is split by concern: ``_errors`` (credentials and error translation),
-``_facts`` (reads), ``_writes`` (submit and find).
+``_facts`` (reads), ``_writes`` (submit and find), ``_permissions`` (what a key may do).
 """
 
 from __future__ import annotations
@@ -29,7 +29,10 @@ from integrations.provider import (
 
 from ._errors import Calls, check_key, mask_key
 from ._facts import Reader
+from ._permissions import PermissionReport, check_permissions
 from ._writes import Writer
+
+__all__ = ["WEBHOOK_EVENTS", "PermissionReport", "StripeAdapter"]
 
 # The events Caseward's webhook handling reacts to: refunds moving, money coming back,
 # disputes, and subscriptions changing or ending outside Caseward.
@@ -145,6 +148,16 @@ class StripeAdapter:
         if not endpoint.secret:
             raise ProviderError(f"Stripe created webhook endpoint {endpoint.id} without a secret")
         return endpoint.id, endpoint.secret
+
+    def check_permissions(self) -> PermissionReport:
+        """Which permissions Caseward needs the key holds, found without changing anything
+        at Stripe (see :mod:`integrations.stripe._permissions`).
+
+        A probe Stripe did not answer (timeout, 5xx, 429) is reported ``unknown``, never
+        ``missing``. Raises :class:`~integrations.provider.CredentialsRefused` when
+        Stripe does not know the key.
+        """
+        return check_permissions(self._client, self._masked_key)
 
     def find(self, request: ActionRequest) -> ProviderAnswer | None:
         """The write's effect as Stripe reports it now, matched by our action id; ``None``

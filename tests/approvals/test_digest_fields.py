@@ -107,3 +107,19 @@ def test_the_same_line_items_in_another_order_are_the_same_review() -> None:
     reordered = replace(REVIEWED, line_items=list(reversed(REVIEWED.line_items)))
 
     assert digest_of(reordered, POLICY_VERSION) == digest_of(REVIEWED, POLICY_VERSION)
+
+
+def test_parameters_in_another_key_order_are_the_same_review() -> None:
+    # Parameters come back from the database's JSON column in its own key order.
+    before = replace(REVIEWED, params={"reason": "damaged", "note": "torn seam"})
+    after = replace(REVIEWED, params={"note": "torn seam", "reason": "damaged"})
+
+    assert digest_of(after, POLICY_VERSION) == digest_of(before, POLICY_VERSION)
+
+
+def test_the_digest_of_a_reviewed_proposal_stays_the_same_across_releases() -> None:
+    # Approvals store this value; a release that computed it differently would silently
+    # void every approval given before it, sending approvers back to review again.
+    assert digest_of(REVIEWED, POLICY_VERSION) == (
+        "583b3eadf073e0dfe742510753b8e244ba173bd89d1bfc47f33145e08059fa27"
+    )

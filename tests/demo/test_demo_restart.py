@@ -9,9 +9,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import stripe
-from conftest import Account
 from flask import Flask
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -30,6 +30,9 @@ from app.queue import connect_redis
 from app.settings import Settings
 from app.shops.models import Shop
 from integrations.stripe.sandbox import StripeSandbox
+
+if TYPE_CHECKING:  # only the fixture's type: "conftest" is whichever folder's was loaded last
+    from conftest import Account
 
 REPO = Path(__file__).resolve().parents[2]
 

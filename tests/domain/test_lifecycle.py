@@ -181,3 +181,155 @@ def test_every_proposal_transition_is_allowed_or_refused_by_the_table(
         with pytest.raises(IllegalTransition):
             move_proposal(session, proposal, to, event="proposal.test", actor=TEST_ACTOR, now=T0)
         assert proposal.status == current
+
+
+# ---------------------------------------------------------------- what the audit trail says
+
+
+def _last(session: Session, kind: str) -> AuditEvent:
+    events = session.scalars(
+        select(AuditEvent).where(AuditEvent.kind == kind).order_by(AuditEvent.seq)
+    ).all()
+    return events[-1]
+
+
+def test_an_action_move_is_on_record_with_both_statuses_and_the_callers_data(
+    session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    case, _, action = rows
+    action.status = A.SUBMITTING
+    session.flush()
+
+    move_action(
+        session, action, A.SUCCEEDED, event="action.succeeded", actor=TEST_ACTOR, now=T0,
+        data={"provider_ref": "re_1"},
+    )  # fmt: skip
+
+    event = _last(session, "action.succeeded")
+    assert (event.shop_id, event.case_id, event.action_id) == (case.shop_id, case.id, action.id)
+    assert event.actor == TEST_ACTOR.ref
+    assert event.created_at == T0
+    assert event.data == {"provider_ref": "re_1", "previous": "submitting", "status": "succeeded"}
+
+
+def test_a_new_proposals_first_status_is_on_record_with_no_previous(
+    session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    case, proposal, _ = rows
+    proposal.status = None  # type: ignore[assignment]  (a proposal being created, not yet stored)
+
+    move_proposal(
+        session, proposal, ProposalStatus.BLOCKED, event="proposal.checked", actor=TEST_ACTOR,
+        now=T0, data={"failed": 2},
+    )  # fmt: skip
+
+    event = _last(session, "proposal.checked")
+    assert (event.shop_id, event.case_id, event.action_id) == (case.shop_id, case.id, None)
+    assert event.created_at == T0
+    assert event.data == {
+        "failed": 2,
+        "proposal_id": str(proposal.id),
+        "previous": None,
+        "status": "blocked",
+    }
+
+
+def test_a_proposal_move_names_its_previous_status(
+    session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    _, proposal, _ = rows
+
+    move_proposal(
+        session, proposal, ProposalStatus.APPROVED, event="proposal.approved", actor=TEST_ACTOR,
+        now=T0,
+    )  # fmt: skip
+
+    assert _last(session, "proposal.approved").data == {
+        "proposal_id": str(proposal.id),
+        "previous": "awaiting_approval",
+        "status": "approved",
+    }
+
+
+def test_a_case_needing_attention_names_its_owner_reason_and_the_action(
+    session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    case, _, action = rows
+    action.status = A.UNKNOWN
+    session.flush()
+
+    move_case(
+        session, case, CaseStatus.NEEDS_ATTENTION, actor=TEST_ACTOR, now=T0, owner="sam",
+        reason="the refund may have been sent", action=action,
+    )  # fmt: skip
+
+    assert (case.status, case.owner) == (CaseStatus.NEEDS_ATTENTION, "sam")
+    event = _last(session, "case.needs_attention")
+    assert (event.case_id, event.action_id, event.created_at) == (case.id, action.id, T0)
+    assert event.data == {
+        "previous": "open",
+        "status": "needs_attention",
+        "owner": "sam",
+        "reason": "the refund may have been sent",
+        "action_status": "unknown",
+    }
+
+
+def test_a_new_problem_on_a_case_already_needing_attention_is_on_record_again(
+    session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    case, _, _ = rows
+    case.status = CaseStatus.NEEDS_ATTENTION
+    case.owner = "sam"
+    session.flush()
+
+    move_case(
+        session, case, CaseStatus.NEEDS_ATTENTION, actor=TEST_ACTOR, now=T0, owner="kim",
+        reason="a dispute opened",
+    )  # fmt: skip
+
+    assert case.owner == "kim"
+    assert _last(session, "case.needs_attention").data == {
+        "previous": "needs_attention",
+        "status": "needs_attention",
+        "owner": "kim",
+        "reason": "a dispute opened",
+    }
+
+
+def test_an_ordinary_case_move_keeps_its_owner_and_records_a_status_change(
+    session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    case, _, _ = rows
+    case.owner = "sam"
+    session.flush()
+    before = _events(session, "case.status_changed")
+
+    move_case(session, case, CaseStatus.EXECUTING, actor=TEST_ACTOR, now=T0)
+    move_case(session, case, CaseStatus.EXECUTING, actor=TEST_ACTOR, now=T0)  # staying put
+
+    assert (case.status, case.owner) == (CaseStatus.EXECUTING, "sam")
+    assert _events(session, "case.status_changed") == before + 1
+    event = _last(session, "case.status_changed")
+    assert (event.case_id, event.action_id, event.created_at) == (case.id, None, T0)
+    assert event.data == {"previous": "open", "status": "executing"}
+
+
+def test_a_refused_move_names_the_row_and_both_statuses(
+    session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    case, proposal, action = rows
+    action.status = A.FAILED
+    proposal.status = ProposalStatus.REJECTED
+    session.flush()
+
+    with pytest.raises(IllegalTransition, match=f"action {action.id}: failed -> succeeded"):
+        move_action(session, action, A.SUCCEEDED, event="x", actor=TEST_ACTOR, now=T0)
+    with pytest.raises(IllegalTransition, match=f"proposal {proposal.id}: rejected -> approved"):
+        move_proposal(
+            session, proposal, ProposalStatus.APPROVED, event="x", actor=TEST_ACTOR, now=T0
+        )
+    with pytest.raises(IllegalTransition, match=f"case {case.id}: open -> resolved"):
+        move_case(session, case, CaseStatus.RESOLVED, actor=TEST_ACTOR, now=T0)
+    with pytest.raises(IllegalTransition, match=f"case {case.id}: needs_attention needs a named"):
+        move_case(session, case, CaseStatus.NEEDS_ATTENTION, actor=TEST_ACTOR, now=T0, owner="")

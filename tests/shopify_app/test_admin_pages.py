@@ -6,12 +6,15 @@ from __future__ import annotations
 import base64
 from urllib.parse import urlencode
 
+import pytest
 from conftest import CLIENT_ID, install_shop, session_token
 from flask.testing import FlaskClient
 from sqlalchemy.orm import Session
 
+from app.connections.models import Connection
+from app.crypto import secret_box
 from app.settings import Settings
-from app.shops.models import StaffMember, StaffRole
+from app.shops.models import Shop, StaffMember, StaffRole
 
 
 def _page_url(shop: str, token: str | None) -> str:
@@ -24,12 +27,28 @@ def _page_url(shop: str, token: str | None) -> str:
     return "/app?" + urlencode(params)
 
 
+def _set_up(session: Session, settings: Settings, shop: Shop) -> None:
+    """Stripe connected and writes on: what the setup page leads an owner to."""
+    session.add(
+        Connection(
+            shop_id=shop.id,
+            provider="stripe",
+            livemode=False,
+            encrypted_secret=secret_box(settings).encrypt("rk_test_linen"),
+            key_hint="rk_test_...inen",
+            created_by="1001",
+        )
+    )
+    shop.writes_enabled = True
+    session.commit()
+
+
 def test_the_case_queue_opens_inside_its_shops_admin_only(
     client: FlaskClient, session: Session, settings: Settings
 ) -> None:
     linen = install_shop(session, settings, "linen").shop
     session.add(StaffMember(shop_id=linen.id, user_id="1001", role=StaffRole.OWNER))
-    session.commit()
+    _set_up(session, settings, linen)
 
     page = client.get(_page_url(linen.domain, session_token(linen.domain, "1001")))
 
@@ -42,6 +61,30 @@ def test_the_case_queue_opens_inside_its_shops_admin_only(
     # Everything the person needs is in the server's HTML, so a blocked CDN hides nothing.
     assert "No cases yet." in html and "you are owner" in html
     assert page.headers["Cache-Control"] == "no-store"
+
+
+@pytest.mark.parametrize(("user", "role"), [("1001", StaffRole.OWNER), ("1002", StaffRole.VIEWER)])
+def test_a_new_shop_opens_on_setup_and_only_owners_get_the_forms(
+    client: FlaskClient, session: Session, settings: Settings, user: str, role: str
+) -> None:
+    linen = install_shop(session, settings, "linen").shop
+    session.add(StaffMember(shop_id=linen.id, user_id=user, role=role))
+    session.commit()
+
+    html = client.get(_page_url(linen.domain, session_token(linen.domain, user))).get_data(
+        as_text=True
+    )
+
+    assert "Connect Stripe" in html and "Not connected yet" in html
+    assert "Write: Refunds" in html  # the permissions the key needs, spelled out
+    assert "Every action needs a person" in html  # the default policy in words
+    assert "The shop is read-only" in html
+    has_forms = 'id="stripe-key"' in html and 'id="writes"' in html
+    assert has_forms is (role == StaffRole.OWNER)
+    if role == StaffRole.OWNER:
+        assert "Connect Stripe first." in html  # writes wait for a connection
+    else:
+        assert "An owner of this shop connects Stripe." in html
 
 
 def test_a_page_load_without_a_token_is_sent_to_fetch_one(

@@ -190,3 +190,22 @@ def test_an_expiring_token_is_refreshed_once_and_the_new_one_kept(
         r for r in shopify.received_requests(linen.domain) if r.path == "/admin/oauth/access_token"
     ]
     assert len(token_calls) == 3  # offline and online exchange at install, one refresh
+
+
+def test_a_persons_first_request_may_be_an_api_fetch_and_admits_them_as_viewer(
+    client: FlaskClient, session: Session, shopify: ShopifySandbox, linen: SandboxShop
+) -> None:
+    _open_app(client, shopify, linen.domain, OWNER)
+    token = shopify.session_token(linen.domain, user_id=CLERK, issued_at=time.time())
+    headers = {"Authorization": f"Bearer {token}"}
+
+    assert client.get("/api/cases", headers=headers).status_code == 200
+    refused = client.put("/api/shop/writes", json={"enabled": True}, headers=headers)
+
+    assert refused.status_code == 403
+    shop = _shop(session, linen.domain)
+    clerk = session.scalars(
+        select(StaffMember).where(StaffMember.shop_id == shop.id, StaffMember.user_id == str(CLERK))
+    ).one()
+    assert clerk.role == "viewer"
+    assert shop.writes_enabled is False

@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from shopify_client_support import CLIENT_ID, SECRET
+from shopify_support import MAYAS_PAYMENT, seed_mayas_order, verify_admin
 
 from integrations.shopify.auth import AdminVerified, OfflineToken, ShopifyAuth, ShopifyTokenError
 from integrations.shopify.documents import (
@@ -71,16 +73,7 @@ def shop(sandbox: ShopifySandbox) -> SandboxShop:
 def admin_request(
     sandbox: ShopifySandbox, shopify: ShopifyAuth, shop: SandboxShop
 ) -> AdminVerified:
-    token = sandbox.session_token(shop.domain, user_id=OWNER)
-    result = shopify.verify_admin_request(
-        "GET",
-        "https://caseward.example.com/app/api/cases",
-        {"Authorization": f"Bearer {token}"},
-        b"",
-        patch_id_token_path="/auth/patch-id-token",
-    )
-    assert isinstance(result, AdminVerified), result
-    return result
+    return verify_admin(shopify, sandbox.session_token(shop.domain, user_id=OWNER))
 
 
 @pytest.fixture
@@ -127,22 +120,25 @@ def test_online_exchange_names_the_account_owner(
 
 
 def seed_stripe_paid_order(sandbox: ShopifySandbox, shop: SandboxShop) -> tuple[str, str]:
-    customer = sandbox.seed_customer(
-        shop.domain, email="maya@example.com", first_name="Maya", last_name="Okafor"
-    )
     shipped = datetime.now(UTC) - timedelta(days=3)
-    order = sandbox.seed_order(
-        shop.domain,
-        customer_id=customer,
-        currency="USD",
-        lines=[{"title": "Apron", "quantity": 2, "price": 4800}],
-        shipping=500,
-        gateway="stripe",
-        payment_reference="pi_3PqApron0001",
-        fulfilled_at=shipped,
-        delivered_at=shipped + timedelta(days=1),
+    return seed_mayas_order(
+        sandbox, shop.domain, fulfilled_at=shipped, delivered_at=shipped + timedelta(days=1)
     )
-    return customer, order
+
+
+def refund_of_the_sale(
+    order: OrderForRefund, *, key: str, amount: Amount, **details: Any
+) -> dict[str, Any]:
+    """``refundCreate`` variables refunding ``amount`` of the order's one Stripe sale."""
+    (sale,) = order.transactions
+    return refund_create_variables(
+        key=key,
+        order_id=order.id,
+        parent_transaction_id=sale.id,
+        gateway="stripe",
+        amount=amount,
+        **details,
+    )
 
 
 def read_order(client: AdminClient, order_id: str) -> OrderForRefund:
@@ -178,7 +174,7 @@ def test_the_read_documents(
     assert customer.orders[0].total == Amount(10100, "usd")
     assert order.customer_id == customer_id and order.complete
     (sale,) = order.transactions
-    assert (sale.kind, sale.gateway, sale.payment_id) == ("SALE", "stripe", "pi_3PqApron0001")
+    assert (sale.kind, sale.gateway, sale.payment_id) == ("SALE", "stripe", MAYAS_PAYMENT)
     assert order.fulfillments[0].delivered_at is not None
     assert suggested is not None
     assert suggested.amount == Amount(4800, "usd")
@@ -190,12 +186,9 @@ def test_a_refund_is_made_once_even_when_the_answer_is_lost(
 ) -> None:
     _, order_id = seed_stripe_paid_order(sandbox, shop)
     order = read_order(client, order_id)
-    (sale,) = order.transactions
-    variables = refund_create_variables(
+    variables = refund_of_the_sale(
+        order,
         key="caseward-action-1",
-        order_id=order_id,
-        parent_transaction_id=sale.id,
-        gateway="stripe",
         amount=Amount(4800, "usd"),
         line_items=[(order.lines[0].id, 1)],
         note="One apron arrived torn",
@@ -219,13 +212,8 @@ def test_an_over_refund_is_refused_with_user_errors(
     sandbox: ShopifySandbox, shop: SandboxShop, client: AdminClient
 ) -> None:
     _, order_id = seed_stripe_paid_order(sandbox, shop)
-    (sale,) = read_order(client, order_id).transactions
-    variables = refund_create_variables(
-        key="caseward-action-2",
-        order_id=order_id,
-        parent_transaction_id=sale.id,
-        gateway="stripe",
-        amount=Amount(20000, "usd"),
+    variables = refund_of_the_sale(
+        read_order(client, order_id), key="caseward-action-2", amount=Amount(20000, "usd")
     )
 
     with pytest.raises(ShopifyUserErrors) as refused:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from shopify_client_support import SHOP, Answer, ScriptedServer, session_token
+from shopify_support import verify_admin
 
 from integrations.shopify.auth import (
     RETRY_HEADER,
@@ -27,15 +28,7 @@ OFFLINE_GRANT = {
 
 
 def verified(auth: ShopifyAuth) -> AdminVerified:
-    result = auth.verify_admin_request(
-        "GET",
-        "https://caseward.example.com/app/api/cases",
-        {"Authorization": f"Bearer {session_token()}"},
-        b"",
-        patch_id_token_path="/auth/patch-id-token",
-    )
-    assert isinstance(result, AdminVerified)
-    return result
+    return verify_admin(auth, session_token())
 
 
 def stored(expires_in: timedelta | None) -> OfflineToken:

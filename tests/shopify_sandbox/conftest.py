@@ -30,6 +30,7 @@ from shopify_sandbox_support import (
     graphql,
     shop_client,
 )
+from shopify_support import seed_mayas_order
 
 from integrations.shopify.sandbox import Clock, SandboxHandle, SandboxShop, ShopifySandbox
 from integrations.shopify.sandbox.schema import build
@@ -108,17 +109,9 @@ def shop(sandbox: ShopifySandbox) -> SandboxShop:
 def seeded(sandbox: ShopifySandbox, shop: SandboxShop, client: httpx.Client, token: str) -> Seeded:
     """Maya Lin's order #1001: two aprons at $48 plus $5 shipping, $101 paid by a Stripe
     payment intent, delivered; its line and payment read back over GraphQL."""
-    customer = sandbox.seed_customer(
-        shop.domain, email="maya@example.com", first_name="Maya", last_name="Lin"
-    )
-    order = sandbox.seed_order(
+    customer, order = seed_mayas_order(
+        sandbox,
         shop.domain,
-        customer_id=customer,
-        currency="USD",
-        lines=[{"title": "Linen apron, natural", "quantity": 2, "price": 4800}],
-        shipping=500,
-        gateway="stripe",
-        payment_reference="pi_3CasewardDemo0001",
         fulfilled_at=START - 6 * 86400,
         delivered_at=START - 3 * 86400,
         created_at=START - 8 * 86400,

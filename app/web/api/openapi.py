@@ -448,6 +448,31 @@ _STRIPE_CONNECTED = _object(
     ("provider", "key", "livemode", "webhook_url", "webhook_registered"),
 )
 
+_PERMISSION_NAMES: JSONSchema = {
+    "type": "array",
+    "items": {"type": "string", "description": "as Stripe names it, e.g. rak_refund_write"},
+}
+
+_STRIPE_KEY_TESTED = _object(
+    {
+        "ok": {
+            "type": "boolean",
+            "description": "true when Stripe confirmed every permission Caseward needs",
+        },
+        "granted": _PERMISSION_NAMES,
+        "missing": _PERMISSION_NAMES,
+        "unknown": {
+            **_PERMISSION_NAMES,
+            "description": "Stripe did not answer for these (timeout, 5xx, 429); test again",
+        },
+        "message": {
+            "type": "string",
+            "description": "one sentence for the merchant: what to set in Stripe's dashboard",
+        },
+    },
+    ("ok", "granted", "missing", "unknown", "message"),
+)
+
 # ---------------------------------------------------------------- parameters
 
 _CASE_STATUS_FILTER = {
@@ -695,6 +720,23 @@ PATHS: dict[str, dict[str, Any]] = {
                 closed=True,
             ),
             (400, 401, 403, 404, 502),
+        )
+    },
+    "/api/shop/connections/stripe/test": {
+        "post": _op(
+            "Ask Stripe which of the permissions Caseward needs a restricted key holds, "
+            "changing nothing there; the key is not stored (owners only)",
+            _STRIPE_KEY_TESTED,
+            _object(
+                {
+                    "api_key": _text(
+                        MAX_KEY_LENGTH, min_length=1, description="rk_test_... or rk_live_..."
+                    ),
+                    "livemode": {"type": "boolean"},
+                },
+                ("api_key", "livemode"),
+                closed=True,
+            ),
         )
     },
     **_STAFF_PATHS,

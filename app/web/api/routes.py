@@ -24,7 +24,11 @@ from app.cases.models import CaseStatus
 from app.cases.service import case_audit, case_file, get_case, list_cases, open_case
 from app.clock import utcnow
 from app.connections.models import Connection
-from app.connections.service import save_stripe_connection, stripe_webhook_url
+from app.connections.service import (
+    check_stripe_key,
+    save_stripe_connection,
+    stripe_webhook_url,
+)
 from app.db import request_session
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
@@ -299,6 +303,31 @@ def shop_connect_stripe() -> Response:
             "livemode": saved.connection.livemode,
             "webhook_url": stripe_webhook_url(base_url, saved.connection.id),
             "webhook_registered": saved.webhook_registered,
+        }
+    )
+
+
+@bp.post("/shop/connections/stripe/test")
+@require_staff
+def shop_test_stripe_key() -> Response:
+    body = json_body("api_key", "livemode")
+    settings = _settings()
+    report = check_stripe_key(
+        request_session(),
+        shop=g.shop,
+        actor=g.actor,
+        api_key=text_field(body, "api_key", required=True),
+        livemode=boolean(body.get("livemode"), "livemode"),
+        api_base=settings.stripe_api_base or None,
+        timeout_seconds=settings.provider_timeout_seconds,
+    )
+    return jsonify(
+        {
+            "ok": report.ok,
+            "granted": list(report.granted),
+            "missing": list(report.missing),
+            "unknown": list(report.unknown),
+            "message": report.advice(),
         }
     )
 

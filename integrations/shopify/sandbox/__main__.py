@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import sys
-import threading
-from types import FrameType
+
+from integrations.sandbox_kit import serve_until_signalled
 
 from .demo import seed_demo_shop
 from .sandbox import DEMO_API_KEY, DEMO_API_SECRET, ShopifySandbox
@@ -70,20 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             f"SHOPIFY_SANDBOX_CUSTOMER={demo.customer_id}",
             f"SHOPIFY_SANDBOX_ORDER={demo.order_id}",
         ]
-    print("\n".join(lines), flush=True)
-
-    done = threading.Event()
-
-    def _stop(_signum: int, _frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
-    while not done.wait(0.5):
-        pass
-    handle.stop()
-    print("shopify sandbox stopped", file=sys.stderr, flush=True)
-    return 0
+    return serve_until_signalled(handle, lines, "shopify sandbox")
 
 
 if __name__ == "__main__":

@@ -96,28 +96,35 @@ def page_size(first: int | None, last: int | None) -> int:
     return size
 
 
+@dataclass(frozen=True)
+class Page:
+    """A connection field's paging arguments, as its resolver receives them."""
+
+    first: int | None = None
+    after: str | None = None
+    last: int | None = None
+    before: str | None = None
+    reverse: bool = False
+
+
 def connection(
     items: Sequence[T],
+    page: Page,
     *,
     number: Callable[[T], int],
     node: Callable[[T], Any],
-    first: int | None = None,
-    after: str | None = None,
-    last: int | None = None,
-    before: str | None = None,
-    reverse: bool = False,
 ) -> JSON:
-    """One page of ``items`` (already in the connection's order) as a Relay connection
-    with Shopify's base64 JSON cursors."""
-    size = page_size(first, last)
-    ordered = list(reversed(items)) if reverse else list(items)
+    """One ``page`` of ``items`` (already in the connection's order) as a Relay
+    connection with Shopify's base64 JSON cursors."""
+    size = page_size(page.first, page.last)
+    ordered = list(reversed(items)) if page.reverse else list(items)
     positions = {number(item): index for index, item in enumerate(ordered)}
     start, stop = 0, len(ordered)
-    if after is not None:
-        start = positions.get(_decode_cursor(after), len(ordered) - 1) + 1
-    if before is not None:
-        stop = positions.get(_decode_cursor(before), 0)
-    if first is not None:
+    if page.after is not None:
+        start = positions.get(_decode_cursor(page.after), len(ordered) - 1) + 1
+    if page.before is not None:
+        stop = positions.get(_decode_cursor(page.before), 0)
+    if page.first is not None:
         low, high = start, min(stop, start + size)
     else:
         low, high = max(start, stop - size), stop

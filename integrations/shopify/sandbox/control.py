@@ -1,7 +1,9 @@
 """``/_sandbox/...``: JSON control endpoints for the Shopify sandbox running as a process.
 
-They mirror :class:`~.sandbox.ShopifySandbox`'s methods on the shared
-:class:`~integrations.sandbox_kit.ControlRouter` (token check, JSON, errors). The prefix
+They mirror :class:`~.sandbox.ShopifySandbox`'s methods: the shared kit's
+:func:`~integrations.sandbox_kit.control_router` gives the token check, JSON, errors and
+the routes every sandbox has (clock, faults, holds, latency, requests, webhook switches);
+this module adds the Shopify ones. The prefix
 cannot collide with Shopify's ``/admin`` paths, and every call needs the control token,
 so an access token alone can never steer the sandbox. Shops are named by their
 ``*.myshopify.com`` domain in the path.
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from integrations.sandbox_kit import ControlRouter, fault_from_json
+from integrations.sandbox_kit import ControlRouter, control_router, fault_from_json
 
 if TYPE_CHECKING:
     from .sandbox import ShopifySandbox
@@ -19,12 +21,11 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 
-def control_router(sandbox: ShopifySandbox) -> ControlRouter:
+def shopify_control_router(sandbox: ShopifySandbox) -> ControlRouter:
     """The control routes of ``sandbox``."""
     s = sandbox
-    router = ControlRouter(lambda: sandbox.control_token)
+    router = control_router(sandbox)
     add = router.add
-    add("GET", "/_sandbox/health", lambda b, p: {"ok": True, "now": s.now()})
     add(
         "POST",
         "/_sandbox/shops",
@@ -100,26 +101,12 @@ def control_router(sandbox: ShopifySandbox) -> ControlRouter:
         "/_sandbox/shops/{shop}/cost_bucket",
         lambda b, p: s.set_available_cost(p["shop"], float(b["available"])),
     )
-    add("GET", "/_sandbox/requests", lambda b, p: [r.to_json() for r in s.received_requests()])
     add(
         "GET",
         "/_sandbox/shops/{shop}/requests",
         lambda b, p: [r.to_json() for r in s.received_requests(p["shop"])],
     )
-    add("DELETE", "/_sandbox/requests", lambda b, p: s.clear_received_requests())
-    add("GET", "/_sandbox/faults", lambda b, p: [f.to_json() for f in s.armed_faults()])
     add("POST", "/_sandbox/faults", lambda b, p: s.arm_fault(fault_from_json(b)).to_json())
-    add("DELETE", "/_sandbox/faults", lambda b, p: s.clear_faults())
-    add("GET", "/_sandbox/holds", lambda b, p: [h.to_json() for h in s.holds()])
-    add("POST", "/_sandbox/holds/release", lambda b, p: {"released": s.release_hold(b.get("id"))})
-    add("POST", "/_sandbox/latency", lambda b, p: s.set_latency(int(b.get("ms") or 0)))
-    add("GET", "/_sandbox/clock", lambda b, p: {"now": s.now()})
-    add(
-        "POST",
-        "/_sandbox/clock/advance",
-        lambda b, p: {"now": s.advance_clock(float(b["seconds"]))},
-    )
-    add("POST", "/_sandbox/process_due", lambda b, p: {"ran": s.process_due()})
     add(
         "POST",
         "/_sandbox/webhooks/subscriptions",
@@ -133,15 +120,11 @@ def control_router(sandbox: ShopifySandbox) -> ControlRouter:
         lambda b, p: [x.to_json() for x in s.webhooks.subscriptions()],
     )
     add("GET", "/_sandbox/webhooks/events", lambda b, p: [e.to_json() for e in s.webhook_events()])
-    add("POST", "/_sandbox/webhooks/pause", lambda b, p: s.pause_webhooks())
-    add("POST", "/_sandbox/webhooks/resume", lambda b, p: s.resume_webhooks())
     add(
         "POST",
         "/_sandbox/webhooks/deliver",
         lambda b, p: s.deliver_event(str(b["event"]), b.get("subscription")),
     )
-    add("GET", "/_sandbox/webhooks/pending", lambda b, p: s.pending_webhooks())
-    add("GET", "/_sandbox/webhooks/attempts", lambda b, p: s.webhook_attempts())
     return router
 
 

@@ -1,8 +1,9 @@
 """The sandbox as an object: shops, tokens, GraphQL, webhooks, time, faults and controls.
 
-:class:`ShopifySandbox` owns everything; :meth:`ShopifySandbox.start` serves it over HTTP
-(the shared kit's :class:`~integrations.sandbox_kit.Serving`) and returns a
-:class:`~integrations.sandbox_kit.SandboxHandle`. Requests find their shop exactly as at
+:class:`ShopifySandbox` owns everything; serving over HTTP, time, faults, holds, latency,
+the request log and the webhook switches come from the shared kit's
+:class:`~integrations.sandbox_kit.SandboxBase` (``start`` returns a
+:class:`~integrations.sandbox_kit.SandboxHandle`). Requests find their shop exactly as at
 Shopify, by the ``Host: {name}.myshopify.com`` header; every request is logged as it
 arrives and again with its answer. Every control the ``/_sandbox/`` endpoints offer is a
 method here too, so in-process tests steer the sandbox without HTTP.
@@ -10,7 +11,6 @@ method here too, so in-process tests steer the sandbox without HTTP.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -20,27 +20,26 @@ from graphql import GraphQLEnumType
 
 from integrations.sandbox_kit import (
     Clock,
+    Dispatch,
     DueWork,
     Fault,
-    FaultBoard,
-    HoldState,
-    ReceivedRequest,
-    RequestLog,
     Response,
-    SandboxHandle,
+    SandboxBase,
     Schedule,
-    Serving,
 )
 
 from . import payloads
-from .control import control_router
+from .control import shopify_control_router
 from .cost import Buckets
 from .graphql_api import GraphQLEndpoint, describe, internal_error
 from .idempotency import IdempotencyKeys
 from .oauth import TokenEndpoint, mint_session_token
 from .schema import build
+from .standin import PREFIX as STANDIN_PREFIX
+from .standin import AdminStandIn
 from .state import (
     Customer,
+    Dispute,
     Fulfillment,
     LineItem,
     Order,
@@ -98,8 +97,10 @@ def _timestamp(value: float | datetime | None, default: float) -> float:
     return value.timestamp() if isinstance(value, datetime) else float(value)
 
 
-class ShopifySandbox:
+class ShopifySandbox(SandboxBase):
     """An in-memory Shopify Admin API for one app, that ``shopifyapp`` can talk to."""
+
+    serving_name = "shopify-sandbox"
 
     def __init__(
         self,
@@ -113,14 +114,13 @@ class ShopifySandbox:
         webhook_timeout: float = DELIVERY_TIMEOUT,
         background_interval: float = 0.25,
     ) -> None:
+        super().__init__(
+            clock=clock, control_token=control_token, background_interval=background_interval
+        )
         self.api_key = api_key
         self.api_secret = api_secret
-        self.clock = clock or Clock()
         self.scopes = tuple(scopes)
-        self.control_token = control_token or secrets.token_urlsafe(24)
         self.store = Store()
-        self.faults = FaultBoard()
-        self.received = RequestLog()
         self.schedule = Schedule()
         self.buckets = Buckets()
         self.keys = IdempotencyKeys()
@@ -140,46 +140,28 @@ class ShopifySandbox:
             webhooks=self._deliver_all,
             run_due=self.process_due,
         )
-        self._interval = background_interval
-        self._serving: Serving | None = None
+        # The admin around the embedded app (``standin.app_url`` says where the app is).
+        self.standin = AdminStandIn(self)
 
     # -- serving ---------------------------------------------------------------------------
 
-    def start(self, host: str = "127.0.0.1", port: int = 0) -> SandboxHandle:
-        """Serve on ``host:port`` (0 = any free port) from background threads."""
-        if self._serving is not None:
-            raise RuntimeError("this sandbox is already serving")
-        # Built here, not in __init__, so a test that wraps ``handle_api`` is served.
-        self._serving = Serving(
-            name="shopify-sandbox",
-            api=self.handle_api,
-            control=control_router(self).handle,
-            failure=internal_error,
-            tick=self.process_due,
-            interval=self._interval,
-        )
-        bound_host, bound_port = self._serving.start(host, port)
-        self.webhooks.start()
-        url = f"http://{bound_host}:{bound_port}"
-        return SandboxHandle(url, bound_host, bound_port, self.control_token, self.stop)
+    def _control(self) -> Dispatch:
+        return shopify_control_router(self).handle
+
+    def _failure(self) -> Response:
+        return internal_error()
 
     @property
-    def url(self) -> str | None:
-        """Where the sandbox serves (``http://host:port``), or ``None`` when stopped."""
-        return self._serving.url if self._serving is not None else None
-
-    def stop(self) -> None:
-        """Stop the server, the ticker and webhook delivery."""
-        serving, self._serving = self._serving, None
-        if serving is not None:
-            serving.stop()
-        self.webhooks.stop()
+    def _deliveries(self) -> WebhookDispatcher:
+        return self.webhooks
 
     def handle_api(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes
     ) -> Response:
         """Serve one request to the Admin API, logged as it arrives and with its answer."""
         path = target.partition("?")[0]
+        if path.startswith(STANDIN_PREFIX):
+            return self.standin.handle(method.upper(), target)
         domain = (headers.get("Host") or "").partition(":")[0].strip().lower()
         shop = self.store.shops.get(domain)
         graphql = path.startswith("/admin/api/") and path.endswith("/graphql.json")
@@ -432,6 +414,20 @@ class ShopifySandbox:
                     return [gid("LineItem", line.id) for line in order.lines]
         raise KeyError(f"no order {order_id}")
 
+    def open_dispute(
+        self, order_id: str, *, status: str = "NEEDS_RESPONSE", initiated_as: str = "CHARGEBACK"
+    ) -> str:
+        """The customer's bank disputes the order's payment; returns the dispute's gid."""
+        number = parse_gid(order_id, "Order")
+        with self.store.lock:
+            for shop in self.store.shops.values():
+                order = shop.orders.get(number or 0)
+                if order is not None:
+                    dispute = Dispute(self.store.next_id(), status, initiated_as)
+                    order.disputes.append(dispute)
+                    return gid("OrderDisputeSummary", dispute.id)
+        raise KeyError(f"no order {order_id}")
+
     # -- app lifecycle and compliance ------------------------------------------------------
 
     def uninstall(self, shop_domain: str) -> Event:
@@ -516,16 +512,6 @@ class ShopifySandbox:
 
     # -- time ------------------------------------------------------------------------------
 
-    def now(self) -> float:
-        """Sandbox time."""
-        return self.clock.now()
-
-    def advance_clock(self, seconds: float) -> float:
-        """Move sandbox time forward and perform everything that became due."""
-        now = self.clock.advance(seconds)
-        self.process_due()
-        return now
-
     def process_due(self) -> int:
         """Perform scheduled work that is due (pending refunds settling, ``shop/redact``)."""
         with self.store.lock:
@@ -538,39 +524,6 @@ class ShopifySandbox:
         ``idempotency_key`` globs; ``account`` is a shop domain; ``operation`` a GraphQL
         operation or root field name such as ``refundCreate``)."""
         return self.faults.arm(fault)
-
-    def armed_faults(self) -> list[Fault]:
-        """Faults not yet used up (copies)."""
-        return self.faults.armed()
-
-    def clear_faults(self) -> None:
-        """Disarm all faults, let held requests go, and remove added latency."""
-        self.faults.clear()
-
-    def holds(self) -> list[HoldState]:
-        """Holds armed since the last clear: requests caught, waiting, released."""
-        return self.faults.holds()
-
-    def release_hold(self, hold_id: str | None = None) -> list[str]:
-        """Let the requests a hold keeps (every hold's, when ``None``) commit and answer."""
-        return self.faults.release(hold_id)
-
-    def set_latency(self, ms: int) -> None:
-        """Add ``ms`` milliseconds to every Admin API call."""
-        if ms < 0:
-            raise ValueError("latency must not be negative")
-        self.faults.latency_ms = ms
-
-    # -- requests received -----------------------------------------------------------------
-
-    def received_requests(self, shop_domain: str | None = None) -> list[ReceivedRequest]:
-        """Every request received (for one shop, when given), oldest first: method, path,
-        the ``@idempotent`` key, the operation name, and the answer's status."""
-        return self.received.entries(shop_domain)
-
-    def clear_received_requests(self) -> None:
-        """Forget the requests received so far."""
-        self.received.clear()
 
     # -- webhooks --------------------------------------------------------------------------
 
@@ -596,30 +549,6 @@ class ShopifySandbox:
     def deliver_event(self, event_id: str, subscription_id: str | None = None) -> list[JSON]:
         """Deliver an event again now, same ids and bytes: a duplicate on purpose."""
         return self.webhooks.deliver(event_id, subscription_id)
-
-    def pause_webhooks(self) -> None:
-        """Hold every delivery until :meth:`resume_webhooks`."""
-        self.webhooks.pause()
-
-    def resume_webhooks(self) -> None:
-        """Deliver what was held, in the order it was raised."""
-        self.webhooks.resume()
-
-    def pending_webhooks(self) -> list[JSON]:
-        """Deliveries queued (held, or waiting for a retry)."""
-        return self.webhooks.pending()
-
-    def discard_webhooks(self, event_id: str | None = None) -> int:
-        """Drop queued deliveries (of one event, or all); returns how many."""
-        return self.webhooks.discard(event_id)
-
-    def webhook_attempts(self) -> list[JSON]:
-        """Every delivery attempt so far (event, subscription, status or error)."""
-        return self.webhooks.attempts()
-
-    def wait_for_webhooks(self, timeout: float = 5.0) -> bool:
-        """Poll until no delivery is runnable or in flight (or ``timeout``)."""
-        return self.webhooks.wait_idle(timeout)
 
     def _deliver_all(self, shop: Shop, raised: list[tuple[str, JSON]]) -> None:
         for topic, payload in raised:

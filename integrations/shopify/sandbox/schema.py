@@ -171,6 +171,26 @@ enum OrderDisplayFulfillmentStatus {
   FULFILLED
 }
 
+enum DisputeStatus {
+  ACCEPTED
+  LOST
+  NEEDS_RESPONSE
+  PREVENTED
+  UNDER_REVIEW
+  WON
+}
+
+enum DisputeType {
+  CHARGEBACK
+  INQUIRY
+}
+
+type OrderDisputeSummary {
+  id: ID!
+  initiatedAs: DisputeType!
+  status: DisputeStatus!
+}
+
 type Order {
   cancelledAt: DateTime
   createdAt: DateTime!
@@ -179,6 +199,7 @@ type Order {
   customer: Customer
   displayFinancialStatus: OrderDisplayFinancialStatus
   displayFulfillmentStatus: OrderDisplayFulfillmentStatus!
+  disputes: [OrderDisputeSummary!]!
   email: String
   fulfillments(first: Int): [Fulfillment!]!
   id: ID!

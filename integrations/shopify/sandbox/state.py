@@ -142,6 +142,15 @@ class Fulfillment:
 
 
 @dataclass
+class Dispute:
+    """A chargeback or inquiry the customer's bank opened on the order's payment."""
+
+    id: int
+    status: str = "NEEDS_RESPONSE"
+    initiated_as: str = "CHARGEBACK"
+
+
+@dataclass
 class Order:
     id: int
     number: int
@@ -155,6 +164,7 @@ class Order:
     transactions: list[Transaction] = field(default_factory=list)
     refunds: list[Refund] = field(default_factory=list)
     fulfillments: list[Fulfillment] = field(default_factory=list)
+    disputes: list[Dispute] = field(default_factory=list)
     test: bool = False
     cancelled_at: float | None = None
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from graphql import GraphQLAbstractType, GraphQLResolveInfo
 
-from .context import Call, connection, limited, money_bag, money_v2
+from .context import Call, Page, connection, limited, money_bag, money_v2
 from .money import graphql_amount
 from .refunds import RESTOCKING, Suggestion, refundable_money, suggest
 from .state import (
@@ -61,6 +61,12 @@ def resolve_type(value: Any, _info: GraphQLResolveInfo, _abstract: GraphQLAbstra
     if isinstance(value, Mapping):
         return str(value["__typename"])
     return str(value.typename)
+
+
+def _money_bag(minor: Callable[[Any], int]) -> Any:
+    """A ``MoneyBag`` field of a view over an order: ``minor(view)`` in the order's
+    currency, computed at read time."""
+    return property(lambda view: money_bag(minor(view), view.order.currency))
 
 
 class RootView:
@@ -137,15 +143,7 @@ class CustomerView:
         spent = sum(o.received - o.refunded for o in self._orders())
         return money_v2(spent, self.call.shop.currency)
 
-    def orders(
-        self,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-        reverse: bool = False,
-        sort_key: str = "ID",
-    ) -> JSON:
+    def orders(self, sort_key: str = "ID", **page: Any) -> JSON:
         self.call.require_scope("orders", "read_orders")
         keys = {
             "CREATED_AT": lambda o: (o.created_at, o.id),
@@ -156,34 +154,18 @@ class CustomerView:
         }
         ordered = sorted(self._orders(), key=keys.get(sort_key, lambda o: (o.id, o.id)))
         return connection(
-            ordered,
-            number=lambda o: o.id,
-            node=lambda o: OrderView(self.call, o),
-            first=first,
-            after=after,
-            last=last,
-            before=before,
-            reverse=reverse,
+            ordered, Page(**page), number=lambda o: o.id, node=lambda o: OrderView(self.call, o)
         )
 
-    def store_credit_accounts(
-        self,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> JSON:
+    def store_credit_accounts(self, **page: Any) -> JSON:
         accounts = [
             a for a in self.call.shop.credit_accounts.values() if a.customer_id == self.customer.id
         ]
         return connection(
             accounts,
+            Page(**page),
             number=lambda a: a.id,
             node=lambda a: StoreCreditAccountView(self.call, a),
-            first=first,
-            after=after,
-            last=last,
-            before=before,
         )
 
 
@@ -203,9 +185,6 @@ class OrderView:
         self.processed_at = iso(order.created_at)
         self.updated_at = iso(order.updated_at)
         self.cancelled_at = iso(order.cancelled_at) if order.cancelled_at is not None else None
-
-    def _money(self, minor: int) -> JSON:
-        return money_bag(minor, self.order.currency)
 
     @property
     def customer(self) -> CustomerView | None:
@@ -232,60 +211,24 @@ class OrderView:
     def refundable(self) -> bool:
         return refundable_money(self.order) > 0
 
-    @property
-    def subtotal_price_set(self) -> JSON:
-        return self._money(self.order.subtotal)
+    subtotal_price_set = _money_bag(lambda v: v.order.subtotal)
+    total_price_set = _money_bag(lambda v: v.order.total)
+    total_shipping_price_set = _money_bag(lambda v: v.order.shipping)
+    total_received_set = _money_bag(lambda v: v.order.received)
+    total_refunded_set = _money_bag(lambda v: v.order.refunded)
+    total_refunded_shipping_set = _money_bag(lambda v: v.order.refunded_shipping)
+    net_payment_set = _money_bag(lambda v: v.order.received - v.order.refunded)
+    total_outstanding_set = _money_bag(lambda v: max(v.order.total - v.order.received, 0))
+    current_total_price_set = _money_bag(
+        lambda v: v.order.total - v.order.refunded_lines_value - v.order.refunded_shipping
+    )
 
-    @property
-    def total_price_set(self) -> JSON:
-        return self._money(self.order.total)
-
-    @property
-    def total_shipping_price_set(self) -> JSON:
-        return self._money(self.order.shipping)
-
-    @property
-    def total_received_set(self) -> JSON:
-        return self._money(self.order.received)
-
-    @property
-    def total_refunded_set(self) -> JSON:
-        return self._money(self.order.refunded)
-
-    @property
-    def total_refunded_shipping_set(self) -> JSON:
-        return self._money(self.order.refunded_shipping)
-
-    @property
-    def net_payment_set(self) -> JSON:
-        return self._money(self.order.received - self.order.refunded)
-
-    @property
-    def total_outstanding_set(self) -> JSON:
-        return self._money(max(self.order.total - self.order.received, 0))
-
-    @property
-    def current_total_price_set(self) -> JSON:
-        order = self.order
-        return self._money(order.total - order.refunded_lines_value - order.refunded_shipping)
-
-    def line_items(
-        self,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-        reverse: bool = False,
-    ) -> JSON:
+    def line_items(self, **page: Any) -> JSON:
         return connection(
             self.order.lines,
+            Page(**page),
             number=lambda line: line.id,
             node=lambda line: LineItemView(self.call, self.order, line),
-            first=first,
-            after=after,
-            last=last,
-            before=before,
-            reverse=reverse,
         )
 
     def transactions(self, first: int | None = None) -> list[TransactionView]:
@@ -296,6 +239,17 @@ class OrderView:
 
     def refunds(self, first: int | None = None) -> list[RefundView]:
         return [RefundView(self.call, self.order, r) for r in limited(self.order.refunds, first)]
+
+    @property
+    def disputes(self) -> list[JSON]:
+        return [
+            {
+                "id": gid("OrderDisputeSummary", d.id),
+                "initiatedAs": d.initiated_as,
+                "status": d.status,
+            }
+            for d in self.order.disputes
+        ]
 
     def fulfillments(self, first: int | None = None) -> list[FulfillmentView]:
         return [FulfillmentView(self.order, f) for f in limited(self.order.fulfillments, first)]
@@ -332,44 +286,24 @@ class LineItemView:
         self.restockable = True
         self.taxable = True
 
-    def _money(self, minor: int) -> JSON:
-        return money_bag(minor, self.order.currency)
-
     @property
     def refundable_quantity(self) -> int:
         return self.order.refundable_quantity(self.line)
 
-    @property
-    def current_quantity(self) -> int:
-        return self.order.refundable_quantity(self.line)
+    # Nothing is removed from an order in the sandbox but by refunds.
+    current_quantity = refundable_quantity
 
     @property
     def unfulfilled_quantity(self) -> int:
         return 0 if any(f.status == "SUCCESS" for f in self.order.fulfillments) else self.quantity
 
-    @property
-    def original_unit_price_set(self) -> JSON:
-        return self._money(self.line.price)
-
-    @property
-    def discounted_unit_price_set(self) -> JSON:
-        return self._money(self.line.price)
-
-    @property
-    def discounted_unit_price_after_all_discounts_set(self) -> JSON:
-        return self._money(self.line.price)
-
-    @property
-    def original_total_set(self) -> JSON:
-        return self._money(self.line.price * self.line.quantity)
-
-    @property
-    def discounted_total_set(self) -> JSON:
-        return self._money(self.line.price * self.line.quantity)
-
-    @property
-    def total_discount_set(self) -> JSON:
-        return self._money(0)
+    # The sandbox has no line discounts: discounted prices are the original ones.
+    original_unit_price_set = _money_bag(lambda v: v.line.price)
+    discounted_unit_price_set = original_unit_price_set
+    discounted_unit_price_after_all_discounts_set = original_unit_price_set
+    original_total_set = _money_bag(lambda v: v.line.price * v.line.quantity)
+    discounted_total_set = original_total_set
+    total_discount_set = _money_bag(lambda v: 0)
 
 
 def _formatted_gateway(gateway: str) -> str:
@@ -443,14 +377,7 @@ class RefundView:
         settled = sum(t.amount for t in self._transactions() if t.status == "SUCCESS")
         return money_bag(settled, self.order_record.currency)
 
-    def refund_line_items(
-        self,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-        reverse: bool = False,
-    ) -> JSON:
+    def refund_line_items(self, **page: Any) -> JSON:
         order = self.order_record
 
         def view(refund_line: Any) -> RefundLineView:
@@ -466,34 +393,14 @@ class RefundView:
                 refund_line_id=refund_line.id,
             )
 
-        return connection(
-            self.refund.lines,
-            number=lambda rl: rl.id,
-            node=view,
-            first=first,
-            after=after,
-            last=last,
-            before=before,
-            reverse=reverse,
-        )
+        return connection(self.refund.lines, Page(**page), number=lambda rl: rl.id, node=view)
 
-    def transactions(
-        self,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-        reverse: bool = False,
-    ) -> JSON:
+    def transactions(self, **page: Any) -> JSON:
         return connection(
             self._transactions(),
+            Page(**page),
             number=lambda t: t.id,
             node=lambda t: TransactionView(self.call, self.order_record, t),
-            first=first,
-            after=after,
-            last=last,
-            before=before,
-            reverse=reverse,
         )
 
 
@@ -586,15 +493,7 @@ class StoreCreditAccountView:
         self.id = gid("StoreCreditAccount", account.id)
         self.balance = money_v2(account.balance, account.currency)
 
-    def transactions(
-        self,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-        reverse: bool = False,
-        sort_key: str = "CREATED_AT",
-    ) -> JSON:
+    def transactions(self, sort_key: str = "CREATED_AT", **page: Any) -> JSON:
         if sort_key == "EXPIRES_AT":
             ordered = sorted(
                 self.account.transactions,
@@ -604,13 +503,9 @@ class StoreCreditAccountView:
             ordered = sorted(self.account.transactions, key=lambda t: (t.created_at, t.id))
         return connection(
             ordered,
+            Page(**page),
             number=lambda t: t.id,
             node=lambda t: StoreCreditTransactionView(self.call, self.account, t),
-            first=first,
-            after=after,
-            last=last,
-            before=before,
-            reverse=reverse,
         )
 
 
@@ -693,28 +588,14 @@ class DiscountCodeBasicView:
             "customers": [CustomerView(self.call, c) for c in customers],
         }
 
-    def codes(
-        self,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-        reverse: bool = False,
-    ) -> JSON:
+    def codes(self, **page: Any) -> JSON:
         code = {
             "id": gid("DiscountRedeemCode", self.discount.code_id),
             "code": self.discount.code,
             "asyncUsageCount": 0,
         }
         return connection(
-            [code],
-            number=lambda _c: self.discount.code_id,
-            node=lambda c: c,
-            first=first,
-            after=after,
-            last=last,
-            before=before,
-            reverse=reverse,
+            [code], Page(**page), number=lambda _c: self.discount.code_id, node=lambda c: c
         )
 
 

@@ -19,15 +19,13 @@ import hashlib
 import hmac
 import json
 import threading
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from integrations.sandbox_kit import Clock, Outbox
+from integrations.sandbox_kit import Clock, Outbox, post
 
 from .schema import API_VERSION
 
@@ -237,29 +235,15 @@ class WebhookDispatcher:
         if event is None or subscription is None:
             return record | {"ok": False, "retry": False, "error": "subscription or event gone"}
         record |= {"topic": event.topic, "shop": event.shop, "url": subscription.url}
-        request = urllib.request.Request(  # noqa: S310 - subscriptions are http(s) by validation
-            subscription.url,
-            data=event.body,
-            method="POST",
-            headers={
-                "Content-Type": "application/json",
-                "User-Agent": USER_AGENT,
-                "X-Shopify-Topic": event.topic,
-                "X-Shopify-Hmac-Sha256": hmac_header(event.body, self._secret),
-                "X-Shopify-Shop-Domain": event.shop,
-                "X-Shopify-Webhook-Id": event.webhook_ids[subscription.id],
-                "X-Shopify-Event-Id": event.id,
-                "X-Shopify-Triggered-At": event.triggered_at,
-                "X-Shopify-API-Version": API_VERSION,
-            },
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310
-                record["status"] = response.status
-        except urllib.error.HTTPError as exc:
-            record["status"] = exc.code
-        except (OSError, ValueError) as exc:
-            record["error"] = f"{type(exc).__name__}: {exc}"
-        status = record.get("status")
-        record["ok"] = isinstance(status, int) and 200 <= status < 300
-        return record
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            "X-Shopify-Topic": event.topic,
+            "X-Shopify-Hmac-Sha256": hmac_header(event.body, self._secret),
+            "X-Shopify-Shop-Domain": event.shop,
+            "X-Shopify-Webhook-Id": event.webhook_ids[subscription.id],
+            "X-Shopify-Event-Id": event.id,
+            "X-Shopify-Triggered-At": event.triggered_at,
+            "X-Shopify-API-Version": API_VERSION,
+        }
+        return record | post(subscription.url, event.body, headers, self._timeout)

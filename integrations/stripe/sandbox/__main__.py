@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import sys
-import threading
-from types import FrameType
+
+from integrations.sandbox_kit import serve_until_signalled
 
 from .ratelimit import RateLimits
 from .sandbox import DEMO_ACCOUNT_ID, DEMO_RESTRICTED_KEY, DEMO_SECRET_KEY, StripeSandbox
@@ -76,20 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             f"STRIPE_SANDBOX_SECRET_KEY={DEMO_SECRET_KEY}",
             f"STRIPE_SANDBOX_RESTRICTED_KEY={DEMO_RESTRICTED_KEY}",
         ]
-    print("\n".join(lines), flush=True)
-
-    done = threading.Event()
-
-    def _stop(_signum: int, _frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
-    while not done.wait(0.5):
-        pass
-    handle.stop()
-    print("stripe sandbox stopped", file=sys.stderr, flush=True)
-    return 0
+    return serve_until_signalled(handle, lines, "stripe sandbox")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """``/_sandbox/...``: JSON control endpoints for the Stripe sandbox running as a process.
 
-They mirror :class:`~.sandbox.StripeSandbox`'s methods, on the shared
-:class:`~integrations.sandbox_kit.ControlRouter` (token check, JSON, errors). The prefix
+They mirror :class:`~.sandbox.StripeSandbox`'s methods: the shared kit's
+:func:`~integrations.sandbox_kit.control_router` gives the token check, JSON, errors and
+the routes every sandbox has (clock, faults, holds, latency, requests, webhook switches);
+this module adds the Stripe ones. The prefix
 cannot collide with Stripe's ``/v1`` paths, and every call needs the control token, so a
 Stripe API key alone can never steer the sandbox.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from integrations.sandbox_kit import ControlError, ControlRouter, Response, fault_from_json
+from integrations.sandbox_kit import ControlError, Response, control_router, fault_from_json
 
 from .ids import new_id
 from .ratelimit import RateLimits
@@ -33,12 +35,10 @@ class Control:
     def __init__(self, sandbox: StripeSandbox) -> None:
         self.sandbox = sandbox
         s = sandbox
-        self._router = ControlRouter(
-            lambda: sandbox.control_token,
-            response_headers=lambda: {"Request-Id": new_id("req")},
+        self._router = control_router(
+            sandbox, response_headers=lambda: {"Request-Id": new_id("req")}
         )
         add = self._router.add
-        add("GET", "/_sandbox/health", lambda b, p: {"ok": True, "now": s.now()})
         add("POST", "/_sandbox/accounts", self._create_account)
         add(
             "POST",
@@ -76,52 +76,21 @@ class Control:
         )
         add("POST", "/_sandbox/rate_limits", lambda b, p: s.set_rate_limits(_rate_limits(b)))
         add("POST", "/_sandbox/reset", lambda b, p: s.reset())
-        add("GET", "/_sandbox/faults", lambda b, p: [f.to_json() for f in s.armed_faults()])
         add(
             "POST",
             "/_sandbox/faults",
             lambda b, p: s.faults.arm(fault_from_json(b, allowed=_FAULT_FIELDS)).to_json(),
-        )
-        add("DELETE", "/_sandbox/faults", lambda b, p: s.clear_faults())
-        add("GET", "/_sandbox/holds", lambda b, p: [h.to_json() for h in s.holds()])
-        add(
-            "POST",
-            "/_sandbox/holds/release",
-            lambda b, p: {"released": s.release_hold(b.get("id"))},
-        )
-        add(
-            "GET",
-            "/_sandbox/requests",
-            lambda b, p: [r.to_json() for r in s.received_requests()],
         )
         add(
             "GET",
             "/_sandbox/accounts/{account}/requests",
             lambda b, p: [r.to_json() for r in s.received_requests(p["account"])],
         )
-        add("DELETE", "/_sandbox/requests", lambda b, p: s.clear_received_requests())
-        add("POST", "/_sandbox/latency", lambda b, p: s.set_latency(int(b.get("ms") or 0)))
-        add("GET", "/_sandbox/clock", lambda b, p: {"now": s.now()})
-        add(
-            "POST",
-            "/_sandbox/clock/advance",
-            lambda b, p: {"now": s.advance_clock(float(b["seconds"]))},
-        )
-        add("POST", "/_sandbox/process_due", lambda b, p: {"ran": s.process_due()})
-        add("POST", "/_sandbox/webhooks/pause", lambda b, p: s.pause_webhooks())
-        add("POST", "/_sandbox/webhooks/resume", lambda b, p: s.resume_webhooks())
         add(
             "POST",
             "/_sandbox/webhooks/deliver",
             lambda b, p: s.deliver_event(str(b["event"]), b.get("endpoint")),
         )
-        add(
-            "POST",
-            "/_sandbox/webhooks/discard",
-            lambda b, p: {"discarded": s.discard_webhooks(b.get("event"))},
-        )
-        add("GET", "/_sandbox/webhooks/pending", lambda b, p: s.pending_webhooks())
-        add("GET", "/_sandbox/webhooks/attempts", lambda b, p: s.webhook_attempts())
         add(
             "POST",
             "/_sandbox/disputes/{dispute}/close",

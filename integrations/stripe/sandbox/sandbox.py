@@ -1,32 +1,23 @@
 """The sandbox as an object: state, clock, background work, servers, and test controls.
 
-:class:`StripeSandbox` owns everything; :meth:`StripeSandbox.start` serves it over HTTP
-on a background thread (the shared kit's :class:`~integrations.sandbox_kit.Serving`)
-and returns a :class:`SandboxHandle`. Every control the HTTP ``/_sandbox/`` endpoints
+:class:`StripeSandbox` owns everything; serving over HTTP, time, faults, holds, latency,
+the request log and the webhook switches come from the shared kit's
+:class:`~integrations.sandbox_kit.SandboxBase` (``start`` returns a
+:class:`~integrations.sandbox_kit.SandboxHandle`); the ticker here also saves the
+snapshot, and so does ``stop``. Every control the HTTP ``/_sandbox/`` endpoints
 offer is a method here too, so in-process tests steer the sandbox without HTTP.
 """
 
 from __future__ import annotations
 
 import contextlib
-import secrets
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from integrations.sandbox_kit import (
-    Clock,
-    Fault,
-    FaultBoard,
-    HoldState,
-    ReceivedRequest,
-    RequestLog,
-    Response,
-    SandboxHandle,
-    Serving,
-)
+from integrations.sandbox_kit import Clock, Dispatch, Fault, Response, SandboxBase
 
 from .auth import Account, make_key, new_account_id, normalize_permissions
 from .context import Config, Ctx
@@ -95,13 +86,10 @@ class AccountKeys:
         }
 
 
-def _failure() -> Response:
-    """Stripe's answer when the sandbox itself fails: a 500 ``api_error``."""
-    return Response(500, encode(api_error().body()), {"Content-Type": "application/json"})
-
-
-class StripeSandbox:
+class StripeSandbox(SandboxBase):
     """An in-memory Stripe that the real ``stripe`` SDK can talk to."""
+
+    serving_name = "stripe-sandbox"
 
     def __init__(
         self,
@@ -117,16 +105,16 @@ class StripeSandbox:
         background_interval: float = 0.25,
         rate_limits: RateLimits | None = None,
     ) -> None:
-        self.clock = clock or Clock()
+        super().__init__(
+            clock=clock, control_token=control_token, background_interval=background_interval
+        )
         self.config = Config(refund_failure_delay=refund_failure_delay, dispute_delay=dispute_delay)
         self.store = Store()
         self.events = WebhookDispatcher(
             self.store, retry_delays=webhook_retry_delays, timeout=webhook_timeout
         )
-        self.faults = FaultBoard()
         self.idempotency = IdempotencyStore()
         self.limiter = RateLimiter(rate_limits)
-        self.received = RequestLog()
         self.engine = Engine(
             self,
             faults=self.faults,
@@ -134,11 +122,8 @@ class StripeSandbox:
             limiter=self.limiter,
             run_due=self.process_due,
         )
-        self.control_token = control_token or secrets.token_urlsafe(24)
         self.snapshot_path = Path(snapshot_path) if snapshot_path else None
         self.demo = demo_account
-        self._interval = background_interval
-        self._serving: Serving | None = None
         self._snapshot_lock = threading.Lock()
         if self.snapshot_path is not None:
             self.load_snapshot(self.snapshot_path)
@@ -147,35 +132,20 @@ class StripeSandbox:
 
     # -- serving ---------------------------------------------------------------------------
 
-    def start(self, host: str = "127.0.0.1", port: int = 0) -> SandboxHandle:
-        """Serve on ``host:port`` (0 = any free port) from background threads."""
-        if self._serving is not None:
-            raise RuntimeError("this sandbox is already serving")
-        # Built here, not in __init__, so a test that wraps ``handle_api`` is served.
-        self._serving = Serving(
-            name="stripe-sandbox",
-            api=self.handle_api,
-            control=Control(self).handle,
-            failure=_failure,
-            tick=self._background,
-            interval=self._interval,
-        )
-        bound_host, bound_port = self._serving.start(host, port)
-        self.events.start()
-        url = f"http://{bound_host}:{bound_port}"
-        return SandboxHandle(url, bound_host, bound_port, self.control_token, self.stop)
+    def _control(self) -> Dispatch:
+        return Control(self).handle
+
+    def _failure(self) -> Response:
+        """Stripe's answer when the sandbox itself fails: a 500 ``api_error``."""
+        return Response(500, encode(api_error().body()), {"Content-Type": "application/json"})
 
     @property
-    def url(self) -> str | None:
-        """Where the sandbox serves (``http://host:port``), or ``None`` when stopped."""
-        return self._serving.url if self._serving is not None else None
+    def _deliveries(self) -> WebhookDispatcher:
+        return self.events
 
     def stop(self) -> None:
         """Stop the server and background work; save the snapshot if configured."""
-        serving, self._serving = self._serving, None
-        if serving is not None:
-            serving.stop()
-        self.events.stop()
+        super().stop()
         if self.snapshot_path is not None:
             self.save_snapshot()
 
@@ -191,7 +161,7 @@ class StripeSandbox:
         self.received.answered(entry, response)
         return response
 
-    def _background(self) -> None:
+    def _tick(self) -> None:
         """One round of the ticker: due transitions, then the snapshot if anything moved."""
         self.process_due()
         if self.snapshot_path is not None and self.store.dirty:
@@ -331,16 +301,6 @@ class StripeSandbox:
 
     # -- time ------------------------------------------------------------------------------
 
-    def now(self) -> float:
-        """Sandbox time."""
-        return self.clock.now()
-
-    def advance_clock(self, seconds: float) -> float:
-        """Move sandbox time forward and perform everything that became due."""
-        now = self.clock.advance(seconds)
-        self.process_due()
-        return now
-
     def process_due(self) -> int:
         """Perform scheduled transitions that are due (refund failures, disputes...)."""
         return run_due(self)
@@ -374,68 +334,11 @@ class StripeSandbox:
             )
         )
 
-    def armed_faults(self) -> list[Fault]:
-        """Faults not yet used up."""
-        return self.faults.armed()
-
-    def clear_faults(self) -> None:
-        """Disarm all faults, let held requests go, and remove added latency."""
-        self.faults.clear()
-
-    def holds(self) -> list[HoldState]:
-        """Holds armed (``arm_fault("hold", ...)``): requests caught, waiting, released."""
-        return self.faults.holds()
-
-    def release_hold(self, hold_id: str | None = None) -> list[str]:
-        """Let the requests a hold keeps (every hold's, when ``None``) commit and answer."""
-        return self.faults.release(hold_id)
-
-    def set_latency(self, ms: int) -> None:
-        """Add ``ms`` milliseconds to every API call (benchmarks, timeouts)."""
-        if ms < 0:
-            raise ValueError("latency must not be negative")
-        self.faults.latency_ms = ms
-
-    # -- requests received -----------------------------------------------------------------
-
-    def received_requests(self, account: str | None = None) -> list[ReceivedRequest]:
-        """Every API request received (of one account, when given), oldest first, with
-        the idempotency key it carried; dropped and still unanswered ones included."""
-        return self.received.entries(account)
-
-    def clear_received_requests(self) -> None:
-        """Forget the requests received so far."""
-        self.received.clear()
-
     # -- webhooks --------------------------------------------------------------------------
-
-    def pause_webhooks(self) -> None:
-        """Hold webhook deliveries."""
-        self.events.pause()
-
-    def resume_webhooks(self) -> None:
-        """Deliver held webhooks."""
-        self.events.resume()
 
     def deliver_event(self, event_id: str, endpoint_id: str | None = None) -> list[JSON]:
         """(Re)deliver one event right now, whatever the queue holds."""
         return self.events.deliver(event_id, endpoint_id)
-
-    def pending_webhooks(self) -> list[JSON]:
-        """Deliveries queued (held or waiting for a retry)."""
-        return self.events.pending()
-
-    def discard_webhooks(self, event_id: str | None = None) -> int:
-        """Drop queued deliveries (of one event, or all)."""
-        return self.events.discard(event_id)
-
-    def webhook_attempts(self) -> list[JSON]:
-        """Every delivery attempt so far."""
-        return self.events.attempts()
-
-    def wait_for_webhooks(self, timeout: float = 5.0) -> bool:
-        """Poll until no delivery is runnable or in flight (or ``timeout``)."""
-        return self.events.wait_idle(timeout)
 
     # -- disputes --------------------------------------------------------------------------
 

@@ -20,12 +20,10 @@ import hashlib
 import hmac
 import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from integrations.sandbox_kit import Outbox
+from integrations.sandbox_kit import Outbox, post
 
 from .store import Space, Store
 
@@ -174,26 +172,13 @@ class WebhookDispatcher:
             record.update(ok=False, retry=False, error="endpoint or event no longer exists")
             return record
         timestamp = int(self._wall())
-        request = urllib.request.Request(  # noqa: S310 - endpoints are http(s) by validation
-            endpoint["url"],
-            data=payload.encode("utf-8"),
-            method="POST",
-            headers={
-                "Content-Type": "application/json; charset=utf-8",
-                "User-Agent": USER_AGENT,
-                "Stripe-Signature": signature_header(payload, secret, timestamp),
-            },
-        )
+        headers = {
+            "Content-Type": "application/json; charset=utf-8",
+            "User-Agent": USER_AGENT,
+            "Stripe-Signature": signature_header(payload, secret, timestamp),
+        }
         record["url"] = endpoint["url"]
-        try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310
-                record["status"] = response.status
-        except urllib.error.HTTPError as exc:
-            record["status"] = exc.code
-        except (OSError, ValueError) as exc:
-            record["error"] = f"{type(exc).__name__}: {exc}"
-        status = record.get("status")
-        record["ok"] = isinstance(status, int) and 200 <= status < 300
+        record |= post(endpoint["url"], payload.encode("utf-8"), headers, self._timeout)
         if record["ok"] and not manual:
             with self._store.lock:
                 if event.get("pending_webhooks", 0) > 0:

@@ -1,0 +1,59 @@
+// The embedded admin's forms, sent as JSON to Caseward's API. Inside the Shopify admin,
+// App Bridge adds a fresh session token to every fetch from this page, so no credential
+// is ever written into the page or its address. Answers update the page in place.
+"use strict";
+
+async function send(method, url, body, output) {
+  output.textContent = "…";
+  const response = await fetch(url, {
+    method,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    output.textContent = (answer.error && answer.error.message) || `Refused (${response.status}).`;
+    return null;
+  }
+  return answer;
+}
+
+const stripeKey = document.getElementById("stripe-key");
+const writes = document.getElementById("writes");
+
+if (stripeKey) {
+  stripeKey.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const output = stripeKey.querySelector("output");
+    const body = {
+      api_key: stripeKey.elements.api_key.value,
+      livemode: stripeKey.elements.livemode.checked,
+    };
+    if (event.submitter && event.submitter.value === "test") {
+      const report = await send("POST", stripeKey.dataset.test, body, output);
+      if (report) output.textContent = report.message;
+      return;
+    }
+    const saved = await send("PUT", stripeKey.dataset.save, body, output);
+    if (saved) {
+      output.textContent = `Connected with ${saved.key} (${saved.livemode ? "live" : "test"} mode).`;
+      stripeKey.elements.api_key.value = "";
+      if (writes) {
+        writes.querySelector("button").disabled = false;
+        writes.querySelector("output").textContent = "";
+      }
+    }
+  });
+}
+
+if (writes) {
+  writes.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const output = writes.querySelector("output");
+    const answer = await send("PUT", writes.dataset.put, { enabled: true }, output);
+    if (answer && answer.writes_enabled) {
+      output.textContent = "Writes are on: approved actions are sent to the payment provider.";
+      writes.querySelector("button").disabled = true;
+    }
+  });
+}

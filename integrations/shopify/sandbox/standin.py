@@ -1,0 +1,153 @@
+"""A local stand-in for the Shopify admin around an embedded app, for the demo and browser tests.
+
+Shopify's admin frames an embedded app and hands it session tokens: on the first load as
+``id_token`` in the iframe's address, afterwards through App Bridge, which the app loads
+from Shopify's CDN and which adds a fresh token to every ``fetch`` the app makes. Neither
+the admin nor the CDN is reachable here, so the sandbox serves both parts, signed with the
+app secret exactly as Shopify signs them:
+
+- ``GET /admin-standin/store/{name}/apps/{handle}?user=1001``: the admin page, framing the
+  app's ``/app`` with Shopify's query (``embedded``, ``shop``, ``host``, ``id_token``) and
+  answering the frame's requests for a fresh token;
+- ``GET /admin-standin/app-bridge.js``: what the app loads instead of App Bridge (point
+  the app's App Bridge URL here): ``shopify.idToken()`` asks the admin page for a token,
+  and same-origin ``fetch`` calls carry it as ``Authorization: Bearer``;
+- ``GET /admin-standin/session-token?shop=...&user=...``: a fresh token, for the page.
+
+Only staff the sandbox knows, of a shop where the app is installed, get a token.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import time
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from integrations.sandbox_kit import Response
+
+if TYPE_CHECKING:
+    from .sandbox import ShopifySandbox
+
+PREFIX = "/admin-standin/"
+_MESSAGE = "caseward-standin:id-token"
+
+_BRIDGE = """\
+(function () {
+  "use strict";
+  let counter = 0;
+  const waiting = new Map();
+  window.addEventListener("message", (event) => {
+    const data = event.data || {};
+    if (event.source !== window.parent || data.type !== "%(message)s") return;
+    const resolve = waiting.get(data.id);
+    waiting.delete(data.id);
+    if (resolve) resolve(data.token);
+  });
+  function idToken() {
+    return new Promise((resolve) => {
+      counter += 1;
+      waiting.set(counter, resolve);
+      window.parent.postMessage({ type: "%(message)s", id: counter }, "*");
+    });
+  }
+  const send = window.fetch.bind(window);
+  window.fetch = async (input, init) => {
+    const request = new Request(input, init);
+    if (new URL(request.url).origin !== window.location.origin) return send(request);
+    const headers = new Headers(request.headers);
+    headers.set("Authorization", "Bearer " + (await idToken()));
+    return send(new Request(request, { headers }));
+  };
+  const meta = document.querySelector('meta[name="shopify-api-key"]');
+  window.shopify = { idToken, config: { apiKey: meta ? meta.content : null } };
+})();
+"""
+
+_PAGE = """\
+<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Shopify admin (sandbox) · %(shop)s</title>
+<style>body{margin:0;font:14px system-ui,sans-serif}
+header{padding:.5rem 1rem;background:#1a1a1a;color:#fff}
+iframe{border:0;width:100%%;height:calc(100vh - 2.5rem)}</style></head>
+<body>
+<header>Shopify admin (sandbox) · %(shop)s · user %(user)s</header>
+<iframe id="app" name="app-iframe" title="%(handle)s" src="%(src)s"></iframe>
+<script>
+const frame = document.getElementById("app");
+window.addEventListener("message", async (event) => {
+  const data = event.data || {};
+  if (event.source !== frame.contentWindow || data.type !== "%(message)s") return;
+  const answer = await fetch(%(token_url)s);
+  const body = await answer.json();
+  frame.contentWindow.postMessage({ type: "%(message)s", id: data.id, token: body.token }, "*");
+});
+</script>
+</body>
+</html>
+"""
+
+
+class AdminStandIn:
+    def __init__(self, sandbox: ShopifySandbox) -> None:
+        self._sandbox = sandbox
+        # Where the embedded app is served (its origin); set by the demo or the test.
+        self.app_url: str | None = None
+
+    def handle(self, method: str, target: str) -> Response:
+        parts = urlsplit(target)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        path = parts.path.removeprefix(PREFIX)
+        if method != "GET":
+            return _text(405, "GET only")
+        if path == "app-bridge.js":
+            script = _BRIDGE % {"message": _MESSAGE}
+            return Response(200, script.encode(), {"Content-Type": "text/javascript"})
+        if path == "session-token":
+            token = self._token(query.get("shop", ""), query.get("user", ""))
+            if token is None:
+                return _text(403, "no such staff member of an installed shop")
+            return Response(
+                200,
+                json.dumps({"token": token}).encode(),
+                {"Content-Type": "application/json", "Cache-Control": "no-store"},
+            )
+        segments = path.split("/")
+        if len(segments) == 4 and segments[0] == "store" and segments[2] == "apps":
+            return self._page(segments[1], segments[3], query.get("user", ""))
+        return _text(404, "not found")
+
+    def _page(self, name: str, handle: str, user: str) -> Response:
+        shop = f"{name}.myshopify.com"
+        token = self._token(shop, user)
+        if token is None or self.app_url is None:
+            return _text(403, "no such staff member of an installed shop, or no app URL set")
+        host = base64.urlsafe_b64encode(f"admin.shopify.com/store/{name}".encode()).decode()
+        query = {"embedded": "1", "shop": shop, "host": host.rstrip("="), "id_token": token}
+        page = _PAGE % {
+            "shop": html.escape(shop),
+            "user": html.escape(user),
+            "handle": html.escape(handle),
+            "src": html.escape(f"{self.app_url.rstrip('/')}/app?{urlencode(query)}"),
+            "message": _MESSAGE,
+            "token_url": json.dumps(
+                f"{PREFIX}session-token?{urlencode({'shop': shop, 'user': user})}"
+            ),
+        }
+        return Response(200, page.encode(), {"Content-Type": "text/html; charset=utf-8"})
+
+    def _token(self, shop: str, user: str) -> str | None:
+        if not user.isdigit():
+            return None
+        try:
+            # Stamped by the wall clock, as the real admin stamps them.
+            return self._sandbox.session_token(shop, user_id=int(user), issued_at=time.time())
+        except (KeyError, ValueError):
+            return None
+
+
+def _text(status: int, message: str) -> Response:
+    return Response(status, message.encode(), {"Content-Type": "text/plain; charset=utf-8"})

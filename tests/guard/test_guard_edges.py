@@ -1,0 +1,310 @@
+"""The guard at the edges: the last second of a window, the smallest amount, the largest
+percent, a term given almost right. Each case says whether money may move and which
+checks stop it, because one step either side is where a wrong refund slips through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from guard_builders import (
+    CUSTOMER,
+    NOW,
+    aprons,
+    check,
+    customer,
+    failed_names,
+    in_flight,
+    past,
+    payment,
+    propose,
+    provider_refund,
+    usd,
+)
+
+from app.guard import CapRule, CheckName, Outcome, PolicyRules, Verdict
+from app.money import Money
+from integrations.provider import (
+    ActionKind,
+    ProviderCredit,
+    ProviderDiscount,
+    SubscriptionFacts,
+    SubscriptionItem,
+)
+
+REFUND = ActionKind.REFUND
+CREDIT = ActionKind.CUSTOMER_CREDIT
+DISCOUNT = ActionKind.DISCOUNT
+CHANGE = ActionKind.SUBSCRIPTION_CHANGE
+SUB = "sub_linen_club"
+WINDOW = timedelta(hours=72)  # the default duplicate window
+DAY = timedelta(days=1)
+
+
+def credit(amount: int, **kwargs: object) -> Verdict:
+    return check(propose(CREDIT, usd(amount), target=CUSTOMER), customer(), **kwargs)  # type: ignore[arg-type]
+
+
+def credit_at_provider(amount: int, ago: timedelta) -> Verdict:
+    earlier = ProviderCredit("txn_1", -amount, "usd", NOW - ago)
+    return check(propose(CREDIT, usd(amount), target=CUSTOMER), customer(credits=[earlier]))
+
+
+def discount(amount: int = 500, *, customer_facts: object = None, **params: object) -> Verdict:
+    terms = params or {"amount_off": amount, "duration": "once"}
+    return check(
+        propose(DISCOUNT, usd(amount), target=CUSTOMER, params=terms),
+        customer_facts or customer(),  # type: ignore[arg-type]
+    )
+
+
+def discount_at_provider(ago: timedelta) -> Verdict:
+    earlier = ProviderDiscount("promo_1", "co_1", "TAKE5", None, 500, "usd", NOW - ago)
+    return discount(customer_facts=customer(discounts=[earlier]))
+
+
+def percent(value: object, maximum: int = 50, **extra: object) -> Verdict:
+    return check(
+        propose(
+            DISCOUNT,
+            usd(1000),
+            target=CUSTOMER,
+            params={"percent_off": value, "duration": "once", **extra},
+        ),
+        customer(),
+        policy=PolicyRules(max_percent_off=maximum),
+    )
+
+
+def change(items: object) -> Verdict:
+    subscription = SubscriptionFacts(
+        id=SUB,
+        exists=True,
+        status="active",
+        customer_id=CUSTOMER,
+        currency="usd",
+        items=(SubscriptionItem("si_1", "price_monthly", 1),),
+    )
+    return check(propose(CHANGE, None, target=SUB, params={"items": items}), subscription)
+
+
+def customer_cap(history_customer_ref: str | None, kind: ActionKind = CREDIT) -> Verdict:
+    """A $60 credit under a $100 weekly per-customer cap, after an earlier $50 action."""
+    earlier = past("act_1", usd(5000), kind=kind, target=CUSTOMER, customer_ref=history_customer_ref)
+    return credit(
+        6000,
+        policy=PolicyRules(per_customer_cap=CapRule(usd(10000), timedelta(days=7))),
+        history=[earlier],
+    )
+
+
+# (case, verdict, failing checks; empty means nothing stops it)
+EDGES: list[tuple[str, Callable[[], Verdict], list[str]]] = [
+    # Credits: the smallest amount and the first second of the duplicate window.
+    ("a one-cent credit is checked in full", lambda: credit(1), []),
+    ("a credit matching one made exactly a window ago", lambda: credit_at_provider(700, WINDOW),
+     ["not_duplicate"]),
+    ("a credit matching one made just before the window", lambda: credit_at_provider(
+        700, WINDOW + timedelta(seconds=1)), []),
+    # Discounts: the same, and each term at its limit.
+    ("a discount matching one made exactly a window ago", lambda: discount_at_provider(WINDOW),
+     ["not_duplicate"]),
+    ("a discount matching one made just before the window", lambda: discount_at_provider(
+        WINDOW + timedelta(seconds=1)), []),
+    ("a one-cent amount-off discount", lambda: discount(1), []),
+    ("a zero amount-off discount", lambda: discount(0), ["amount", "discount_terms"]),
+    ("1% off", lambda: percent(1), []),
+    ("100% off when the shop allows 100%", lambda: percent(100, maximum=100), []),
+    ("101% off when the shop allows 100%", lambda: percent(101, maximum=100), ["discount_terms"]),
+    ("0% off", lambda: percent(0), ["discount_terms"]),
+    ("exactly the shop's maximum percent", lambda: percent(50), []),
+    ("one more than the shop's maximum percent", lambda: percent(51), ["discount_terms"]),
+    ("a percent given as true", lambda: percent(True), ["discount_terms"]),
+    ("repeating for one month", lambda: percent(10, duration="repeating", duration_in_months=1),
+     []),
+    ("repeating for zero months", lambda: percent(10, duration="repeating", duration_in_months=0),
+     ["discount_terms"]),
+    # Subscription items: each way a pair can be malformed.
+    ("no items at all", lambda: change([]), ["change_terms"]),
+    ("an item with an empty price", lambda: change([("", 1)]), ["change_terms"]),
+    ("an item whose price is not text", lambda: change([(5, 1)]), ["change_terms"]),
+    ("an item whose quantity is true", lambda: change([("price_yearly", True)]),
+     ["change_terms"]),
+    ("an item that is not a pair", lambda: change(["price_yearly"]), ["change_terms"]),
+    ("one valid new item", lambda: change([("price_yearly", 1)]), []),
+    # Caps: a credit names its customer by its target when it names no customer.
+    ("a past credit naming no customer counts against its target's cap",
+     lambda: customer_cap(None), ["customer_cap"]),
+    ("a past credit naming the customer counts against the cap", lambda: customer_cap(CUSTOMER),
+     ["customer_cap"]),
+    ("a past credit to another customer does not", lambda: customer_cap("cus_bob"), []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "verdict", "failing"), EDGES, ids=[e[0] for e in EDGES])
+def test_at_the_edge(case: str, verdict: Callable[[], Verdict], failing: list[str]) -> None:
+    result = verdict()
+
+    assert failed_names(result) == failing, case
+    assert (result.outcome is Outcome.BLOCKED) == bool(failing)
+
+
+def _names(verdict: Verdict) -> list[str]:
+    return [str(result.name) for result in verdict.checks]
+
+
+def test_a_credit_reads_the_balance_only_for_a_live_customer_and_an_amount() -> None:
+    base = ["writes_enabled", "kill_switch", "kind_enabled", "identity", "reason_allowed"]
+    base += ["proposal_shape", "amount", "target_exists", "customer_matches"]
+    caps = ["customer_cap", "shop_cap"]
+    money = ["currency_matches", "not_duplicate"]
+    elsewhere = propose(CREDIT, usd(100), target="cus_bob", customer_ref=None)
+
+    assert _names(credit(0)) == base + caps
+    assert _names(credit(1)) == base + money + caps
+    assert _names(check(elsewhere, customer(id="cus_bob"))) == base + money + caps
+    assert _names(check(elsewhere, customer(id="cus_bob", exists=False))) == base + caps
+
+
+def test_a_discount_looks_for_duplicates_only_for_a_live_customer_and_sound_terms() -> None:
+    base = ["writes_enabled", "kill_switch", "kind_enabled", "identity", "reason_allowed"]
+    base += ["proposal_shape", "amount", "target_exists", "customer_matches", "discount_terms"]
+    caps = ["customer_cap", "shop_cap"]
+    other_customer = propose(
+        DISCOUNT,
+        usd(500),
+        target="cus_bob",
+        customer_ref=None,
+        params={"amount_off": 500, "duration": "once"},
+    )
+
+    assert _names(discount(1)) == [*base, "not_duplicate", *caps]
+    assert _names(discount(0)) == base + caps
+    assert _names(discount(0, percent_off=10, duration="once")) == base + caps
+    assert _names(discount(customer_facts=customer(exists=False))) == base + caps
+    assert _names(check(other_customer, customer(id="cus_bob"))) == [*base, "not_duplicate", *caps]
+
+
+def test_a_percent_discount_at_the_provider_is_a_duplicate_only_at_the_same_percent() -> None:
+    twenty = ProviderDiscount("promo_20", "co_20", "TWENTY", 20, None, None, NOW - DAY)
+
+    verdicts = {
+        value: check(
+            propose(DISCOUNT, usd(1000), target=CUSTOMER,
+                    params={"percent_off": value, "duration": "once"}),
+            customer(discounts=[twenty]),
+        )
+        for value in (20, 25)
+    }  # fmt: skip
+
+    assert failed_names(verdicts[20]) == ["not_duplicate"]
+    assert failed_names(verdicts[25]) == []
+
+
+def test_an_amount_off_at_the_provider_is_a_duplicate_only_in_the_same_currency() -> None:
+    in_euros = ProviderDiscount("promo_e", "co_e", "EURO5", None, 500, "EUR", NOW - DAY)
+    in_dollars = ProviderDiscount("promo_d", "co_d", "USD5", None, 500, "USD", NOW - DAY)
+
+    assert failed_names(discount(customer_facts=customer(discounts=[in_euros]))) == []
+    assert failed_names(discount(customer_facts=customer(discounts=[in_dollars]))) == [
+        "not_duplicate"
+    ]
+
+
+def test_a_check_that_did_not_run_is_named_when_asked_for() -> None:
+    verdict = credit(100)
+
+    with pytest.raises(KeyError, match="line_items"):
+        verdict.check(CheckName.LINE_ITEMS)
+
+
+# ---------------------------------------------------------------- refunds and money totals
+
+
+def refund(amount: int, **kwargs: object) -> Verdict:
+    return check(propose(REFUND, usd(amount)), payment(), **kwargs)  # type: ignore[arg-type]
+
+
+REFUND_EDGES: list[tuple[str, Callable[[], Verdict], list[str]]] = [
+    ("refund of exactly what is left", lambda: check(
+        propose(REFUND, usd(5600)), payment(refunds=[provider_refund("re_1", 3000)]),
+        in_flight=[in_flight("act_1", usd(1000))]), []),
+    ("refund of one cent more than is left", lambda: check(
+        propose(REFUND, usd(5601)), payment(refunds=[provider_refund("re_1", 3000)]),
+        in_flight=[in_flight("act_1", usd(1000))]), ["refundable_remaining"]),
+    ("refund of exactly what is left on a line", lambda: check(
+        propose(REFUND, usd(3800), lines=[("apron-1", 3800)]), payment(),
+        order=aprons(refunded=(1000, 0))), []),
+    ("refund of one cent more than is left on a line", lambda: check(
+        propose(REFUND, usd(3801), lines=[("apron-1", 3801)]), payment(),
+        order=aprons(refunded=(1000, 0))), ["line_items"]),
+    ("a provider refund of the same amount made exactly a window ago", lambda: check(
+        propose(REFUND, usd(1000)), payment(refunds=[provider_refund("re_1", 1000, ago=WINDOW)])),
+     ["not_duplicate"]),
+    ("a provider refund of the same amount made just before the window", lambda: check(
+        propose(REFUND, usd(1000)),
+        payment(refunds=[provider_refund("re_1", 1000, ago=WINDOW + timedelta(seconds=1))])), []),
+    ("our refund of the same amount made exactly a window ago", lambda: refund(
+        1000, history=[past("act_1", usd(1000), ago=WINDOW)]), ["not_duplicate"]),
+    ("our refund of the same amount made just before the window", lambda: refund(
+        1000, history=[past("act_1", usd(1000), ago=WINDOW + timedelta(seconds=1))]), []),
+    ("a one-cent refund", lambda: refund(1), []),
+    ("a refund bringing the customer exactly to the cap", lambda: refund(
+        4000, policy=PolicyRules(per_customer_cap=CapRule(usd(10000), DAY)),
+        history=[past("act_1", usd(5000), target="pi_a", ago=DAY)],
+        in_flight=[in_flight("act_2", usd(1000), target="pi_b")]), []),
+    ("a refund bringing the customer one cent over the cap", lambda: refund(
+        4001, policy=PolicyRules(per_customer_cap=CapRule(usd(10000), DAY)),
+        history=[past("act_1", usd(5000), target="pi_a", ago=DAY)],
+        in_flight=[in_flight("act_2", usd(1000), target="pi_b")]), ["customer_cap"]),
+    ("a refund after one just outside the cap period", lambda: refund(
+        4001, policy=PolicyRules(per_shop_cap=CapRule(usd(10000), DAY)),
+        history=[past("act_1", usd(5000), target="pi_a", ago=DAY + timedelta(seconds=1))],
+        in_flight=[in_flight("act_2", usd(1000), target="pi_b")]), []),
+    ("a refund after one exactly at the start of the cap period", lambda: refund(
+        4001, policy=PolicyRules(per_shop_cap=CapRule(usd(10000), DAY)),
+        history=[past("act_1", usd(5000), target="pi_a", ago=DAY)],
+        in_flight=[in_flight("act_2", usd(1000), target="pi_b")]), ["shop_cap"]),
+    ("a refund the day the refund window closes", lambda: refund(
+        1000, policy=PolicyRules(refund_window_days=3), order=aprons()), []),
+    ("a refund a second after the refund window closed", lambda: refund(
+        1000, policy=PolicyRules(refund_window_days=3),
+        order=aprons(delivered_ago=timedelta(days=3, seconds=1))), ["refund_window"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "verdict", "failing"), REFUND_EDGES, ids=[e[0] for e in REFUND_EDGES]
+)
+def test_a_refund_at_the_edge(
+    case: str, verdict: Callable[[], Verdict], failing: list[str]
+) -> None:
+    assert failed_names(verdict()) == failing, case
+
+
+@pytest.mark.parametrize(
+    ("amount", "outcome", "approvals"),
+    [
+        (2000, Outcome.ALLOWED_BY_POLICY, 0),  # exactly the ceiling
+        (2001, Outcome.NEEDS_APPROVAL, 1),
+        (5000, Outcome.NEEDS_APPROVAL, 1),  # exactly the two-person threshold
+        (5001, Outcome.NEEDS_APPROVAL, 2),
+    ],
+)
+def test_who_must_approve_at_the_ceiling_and_the_threshold(
+    amount: int, outcome: Outcome, approvals: int
+) -> None:
+    policy = PolicyRules(auto_approve_ceiling={"usd": 2000}, two_person_threshold={"usd": 5000})
+
+    verdict = refund(amount, policy=policy)
+
+    assert (verdict.outcome, verdict.approvals_required) == (outcome, approvals)
+
+
+def test_a_threshold_in_another_currency_asks_one_person() -> None:
+    policy = PolicyRules(two_person_threshold={"eur": 100})
+
+    verdict = check(propose(REFUND, Money(5000, "usd")), payment(), policy=policy)
+
+    assert verdict.approvals_required == 1

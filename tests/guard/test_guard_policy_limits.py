@@ -1,0 +1,176 @@
+"""A shop owner saving a policy: each refusal names the setting and says what is wrong
+(the API shows both), and every value at the edge of what is allowed is kept as given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.guard import IdentityLevel, PolicyError, PolicyRules
+
+TOO_LONG = "x" * 256
+CAP = {"amount": 100, "currency": "usd", "period_seconds": 60}
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "reason"),
+    [
+        (["not an object"], "policy", "must be a JSON object"),
+        ({"version": 0}, "version", "must be at least 1, got 0"),
+        ({"version": "1"}, "version", "must be a whole number, got '1'"),
+        ({"version": 2**31}, "version", "must be at most 2147483647, got 2147483648"),
+        ({"auto_approve_limit": {"usd": 1}}, "auto_approve_limit", "is not a policy setting"),
+        ({"enabled_kinds": "refund"}, "enabled_kinds", "must be a list, got 'refund'"),
+        (
+            {"enabled_kinds": ["refund", "chargeback"]},
+            "enabled_kinds",
+            "'chargeback' is not an action kind",
+        ),
+        ({"auto_approve_ceiling": [1]}, "auto_approve_ceiling", "must be an object, got [1]"),
+        (
+            {"auto_approve_ceiling": {"xyz": 100}},
+            "auto_approve_ceiling",
+            "unknown currency 'xyz': expected an ISO 4217 code such as 'usd'",
+        ),
+        (
+            {"auto_approve_ceiling": {"usd": 2**31}},
+            "auto_approve_ceiling.usd",
+            "must be at most 2147483647, got 2147483648",
+        ),
+        ({"duplicate_window_seconds": 0}, "duplicate_window_seconds", "must be at least 1, got 0"),
+        (
+            {"duplicate_window_seconds": 366 * 86400 + 1},
+            "duplicate_window_seconds",
+            "must be at most 31622400, got 31622401",
+        ),
+        ({"refund_window_days": 0}, "refund_window_days", "must be at least 1, got 0"),
+        ({"refund_window_days": 367}, "refund_window_days", "must be at most 366, got 367"),
+        ({"per_customer_cap": [100]}, "per_customer_cap", "must be an object, got [100]"),
+        (
+            {"per_customer_cap": {"amount": 100, "currency": "usd"}},
+            "per_customer_cap.period_seconds",
+            "is required",
+        ),
+        ({"per_customer_cap": {**CAP, "x": 1}}, "per_customer_cap.x", "is not a cap setting"),
+        (
+            {"per_customer_cap": {**CAP, "amount": 2**31}},
+            "per_customer_cap.amount",
+            "must be at most 2147483647, got 2147483648",
+        ),
+        (
+            {"per_customer_cap": {**CAP, "amount": 0}},
+            "per_customer_cap.amount",
+            "must be at least 1, got 0",
+        ),
+        ({"per_shop_cap": {**CAP, "currency": 5}}, "per_shop_cap.currency", "5 is not a currency code"),
+        (
+            {"per_shop_cap": {**CAP, "currency": "usdollar"}},
+            "per_shop_cap.currency",
+            "unknown currency 'usdollar': expected an ISO 4217 code such as 'usd'",
+        ),
+        (
+            {"per_shop_cap": {**CAP, "period_seconds": 0}},
+            "per_shop_cap.period_seconds",
+            "must be at least 1, got 0",
+        ),
+        ({"allowed_reasons": "damaged"}, "allowed_reasons", "must be a list, got 'damaged'"),
+        (
+            {"allowed_reasons": ["damaged", ""]},
+            "allowed_reasons",
+            "'' is not a reason (printable text of 1 to 255 characters)",
+        ),
+        (
+            {"allowed_reasons": ["tab\there"]},
+            "allowed_reasons",
+            "'tab\\there' is not a reason (printable text of 1 to 255 characters)",
+        ),
+        (
+            {"allowed_reasons": [TOO_LONG]},
+            "allowed_reasons",
+            f"'{TOO_LONG}' is not a reason (printable text of 1 to 255 characters)",
+        ),
+        (
+            {"allowed_reasons": [f"r{i}" for i in range(101)]},
+            "allowed_reasons",
+            "may list at most 100 reasons",
+        ),
+        ({"min_identity": ["refund"]}, "min_identity", "must be an object, got ['refund']"),
+        (
+            {"min_identity": {"chargeback": "strong"}},
+            "min_identity",
+            "'chargeback' is not an action kind",
+        ),
+        (
+            {"min_identity": {"refund": "certain"}},
+            "min_identity.refund",
+            "'certain' is not an identity level",
+        ),
+        (
+            {"min_identity": {"refund": "claim"}},
+            "min_identity.refund",
+            "cannot be below medium: claim is not identity",
+        ),
+        ({"max_percent_off": 0}, "max_percent_off", "must be at least 1, got 0"),
+        ({"max_percent_off": 101}, "max_percent_off", "must be at most 100, got 101"),
+    ],
+)
+def test_a_refused_setting_is_named_with_what_is_wrong(
+    data: Any, field: str, reason: str
+) -> None:
+    with pytest.raises(PolicyError) as raised:
+        PolicyRules.from_dict(data)
+
+    assert (raised.value.field, raised.value.reason) == (field, reason)
+    assert str(raised.value) == f"{field}: {reason}"
+
+
+EDGES: list[dict[str, Any]] = [
+    {"version": 1},
+    {"version": 2**31 - 1},
+    {"auto_approve_ceiling": {"usd": 0}, "two_person_threshold": {"usd": 2**31 - 1}},
+    {"duplicate_window_seconds": 1},
+    {"duplicate_window_seconds": 366 * 86400},
+    {"refund_window_days": 1},
+    {"refund_window_days": 366},
+    {"refund_window_days": None},
+    {"per_customer_cap": {"amount": 1, "currency": "usd", "period_seconds": 1}},
+    {"per_shop_cap": {"amount": 2**31 - 1, "currency": "eur", "period_seconds": 366 * 86400}},
+    {"allowed_reasons": [f"r{i}" for i in range(100)]},
+    {"allowed_reasons": ["x" * 255, "late"]},
+    {"allowed_reasons": None},
+    {"max_percent_off": 1},
+    {"max_percent_off": 100},
+]
+
+
+@pytest.mark.parametrize("data", EDGES, ids=lambda data: ",".join(data))
+def test_a_setting_at_the_edge_of_what_is_allowed_is_kept(data: dict[str, Any]) -> None:
+    stored = PolicyRules.from_dict(data).to_dict()
+
+    for key, value in data.items():
+        assert stored[key] == (sorted(value) if key == "allowed_reasons" and value else value)
+    assert PolicyRules.from_dict(stored).to_dict() == stored
+
+
+def test_the_default_policy_is_stored_and_read_back_unchanged() -> None:
+    stored = PolicyRules().to_dict()
+
+    assert stored["allowed_reasons"] is None
+    assert stored["refund_window_days"] is None
+    assert PolicyRules.from_dict(stored) == PolicyRules()
+
+
+@pytest.mark.parametrize(
+    ("level", "other", "lt", "le", "gt", "ge"),
+    [
+        (IdentityLevel.MEDIUM, "medium", False, True, False, True),
+        (IdentityLevel.MEDIUM, "strong", True, True, False, False),
+        (IdentityLevel.MEDIUM, "claim", False, False, True, True),
+        (IdentityLevel.NONE, "claim", True, True, False, False),
+    ],
+)
+def test_identity_levels_compare_by_trust(
+    level: IdentityLevel, other: str, lt: bool, le: bool, gt: bool, ge: bool
+) -> None:
+    assert (level < other, level <= other, level > other, level >= other) == (lt, le, gt, ge)

@@ -1,0 +1,159 @@
+"""The embedded admin in a real browser, framed by the Shopify sandbox's stand-in admin
+with its App Bridge stand-in: an owner tests a Stripe key, saves it and turns writes on,
+each call carrying a fresh session token; and the page still reads when Shopify's CDN
+cannot be reached."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+from conftest import APP_SECRET, CLIENT_ID
+from sandbox_settings import with_sandbox
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.audit import AuditEvent
+from app.connections.models import Connection
+from app.settings import Settings
+from app.shops.models import Shop
+from integrations.shopify.sandbox import Clock, SandboxShop, ShopifySandbox
+from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
+
+CHROMIUM = shutil.which("chromium")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+OWNER, CLERK = 1001, 1002
+
+
+@pytest.fixture
+def shopify() -> Iterator[ShopifySandbox]:
+    box = ShopifySandbox(api_key=CLIENT_ID, api_secret=APP_SECRET, clock=Clock())
+    box.start()
+    yield box
+    box.stop()
+
+
+@pytest.fixture
+def bridge(shopify: ShopifySandbox) -> str:
+    """The App Bridge the page loads: the stand-in's, unless a test says otherwise."""
+    return f"{shopify.url}/admin-standin/app-bridge.js"
+
+
+@pytest.fixture
+def settings(
+    settings: Settings, sandbox: StripeSandbox, shopify: ShopifySandbox, bridge: str
+) -> Settings:
+    assert shopify.url is not None
+    return replace(
+        with_sandbox(settings, sandbox),
+        shopify_api_base=shopify.url,
+        shopify_app_bridge_url=bridge,
+        shopify_admin_origin=shopify.url,
+    )
+
+
+@pytest.fixture
+def linen(shopify: ShopifySandbox, web_url: str) -> SandboxShop:
+    shopify.standin.app_url = web_url
+    shop = shopify.create_shop("linen", owner_user_id=OWNER)
+    shopify.add_staff(shop.domain, user_id=CLERK)
+    return shop
+
+
+@pytest.fixture
+def page() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser.new_page()
+        browser.close()
+
+
+def _admin(shopify: ShopifySandbox, user: int) -> str:
+    return f"{shopify.url}/admin-standin/store/linen/apps/caseward?user={user}"
+
+
+def test_an_owner_sets_the_shop_up_from_inside_the_admin(
+    page: object,
+    shopify: ShopifySandbox,
+    linen: SandboxShop,
+    sandbox: StripeSandbox,
+    session: Session,
+) -> None:
+    from playwright.sync_api import Page, expect  # noqa: PLC0415
+
+    assert isinstance(page, Page)
+    expect.set_options(timeout=30_000)  # a deadline a loaded machine meets (default: 5 s)
+    keys = sandbox.create_account(restricted_keys=[{"permissions": DEMO_PERMISSIONS}])
+    restricted = keys.restricted_keys[0].key
+
+    page.goto(_admin(shopify, OWNER))
+    app = page.frame_locator("#app")
+    expect(app.get_by_role("heading", name="Set up Caseward")).to_be_visible()
+    app.get_by_label("Restricted key").fill(restricted)
+    app.get_by_role("button", name="Test key").click()
+    expect(app.locator("#stripe-key output")).to_have_text(
+        "The key has every permission Caseward needs."
+    )
+    app.get_by_role("button", name="Save").click()
+    expect(app.locator("#stripe-key output")).to_contain_text("Connected with rk_test_")
+    app.get_by_role("button", name="Turn writes on").click()
+    expect(app.locator("#writes output")).to_contain_text("Writes are on")
+
+    shop = session.scalars(select(Shop).where(Shop.domain == linen.domain)).one()
+    assert shop.writes_enabled is True
+    connection = session.scalars(select(Connection).where(Connection.shop_id == shop.id)).one()
+    assert restricted not in page.content() and connection.key_hint.startswith("rk_test_")
+    done = session.execute(
+        select(AuditEvent.kind, AuditEvent.actor, AuditEvent.actor_surface).where(
+            AuditEvent.shop_id == shop.id,
+            AuditEvent.kind.in_(["connection.saved", "shop.writes_enabled"]),
+        )
+    ).all()
+    assert sorted(done) == [
+        ("connection.saved", str(OWNER), "shopify_admin"),
+        ("shop.writes_enabled", str(OWNER), "shopify_admin"),
+    ]
+
+
+def test_a_viewer_sees_where_the_shop_stands_and_no_forms(
+    page: object, shopify: ShopifySandbox, linen: SandboxShop
+) -> None:
+    from playwright.sync_api import Page, expect  # noqa: PLC0415
+
+    assert isinstance(page, Page)
+    expect.set_options(timeout=30_000)
+    page.goto(_admin(shopify, OWNER))  # the owner's visit installs the app
+    expect(page.frame_locator("#app").get_by_text("you are owner")).to_be_visible()
+
+    page.goto(_admin(shopify, CLERK))
+    app = page.frame_locator("#app")
+    expect(app.get_by_text("you are viewer")).to_be_visible()
+    expect(app.get_by_text("An owner of this shop connects Stripe.")).to_be_visible()
+    expect(app.locator("form")).to_have_count(0)
+
+
+@pytest.mark.parametrize("bridge", ["https://cdn.shopify.com/shopifycloud/app-bridge.js"])
+def test_the_page_reads_the_same_when_shopifys_cdn_cannot_be_reached(
+    page: object, shopify: ShopifySandbox, linen: SandboxShop
+) -> None:
+    from playwright.sync_api import Page, expect  # noqa: PLC0415
+
+    assert isinstance(page, Page)
+    expect.set_options(timeout=30_000)
+    page.route("https://cdn.shopify.com/**", lambda route: route.abort())
+
+    page.goto(_admin(shopify, OWNER))
+
+    app = page.frame_locator("#app")
+    expect(app.get_by_role("heading", name="Set up Caseward")).to_be_visible()
+    expect(app.get_by_text("Write: Refunds", exact=False)).to_be_visible()
+    expect(app.get_by_text("The shop is read-only", exact=False)).to_be_visible()

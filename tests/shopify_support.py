@@ -1,0 +1,59 @@
+"""Test helpers shared by the Shopify test folders (the client's and the sandbox's).
+
+``tests/`` is on ``sys.path``, so both folders import this module by name. It holds what
+they do the same way: seeding the one order most tests refund, and verifying an admin
+request carrying a session token.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from integrations.shopify.auth import AdminVerified, ShopifyAuth
+from integrations.shopify.sandbox import ShopifySandbox
+
+# The Stripe payment intent that paid Maya's order.
+MAYAS_PAYMENT = "pi_3CasewardDemo0001"
+
+
+def seed_mayas_order(
+    sandbox: ShopifySandbox,
+    shop_domain: str,
+    *,
+    fulfilled_at: float | datetime,
+    delivered_at: float | datetime,
+    created_at: float | datetime | None = None,
+) -> tuple[str, str]:
+    """Maya Lin's order: two aprons at $48 plus $5 shipping, $101 paid by a Stripe
+    payment intent (:data:`MAYAS_PAYMENT`), shipped and delivered; returns the gids of
+    the customer and the order."""
+    customer = sandbox.seed_customer(
+        shop_domain, email="maya@example.com", first_name="Maya", last_name="Lin"
+    )
+    order = sandbox.seed_order(
+        shop_domain,
+        customer_id=customer,
+        currency="USD",
+        lines=[{"title": "Linen apron, natural", "quantity": 2, "price": 4800}],
+        shipping=500,
+        gateway="stripe",
+        payment_reference=MAYAS_PAYMENT,
+        fulfilled_at=fulfilled_at,
+        delivered_at=delivered_at,
+        created_at=created_at,
+    )
+    return customer, order
+
+
+def verify_admin(auth: ShopifyAuth, session_token: str) -> AdminVerified:
+    """The app's check of an admin request that carries ``session_token``, which must
+    pass."""
+    result = auth.verify_admin_request(
+        "GET",
+        "https://caseward.example.com/app/api/cases",
+        {"Authorization": f"Bearer {session_token}"},
+        b"",
+        patch_id_token_path="/auth/patch-id-token",
+    )
+    assert isinstance(result, AdminVerified), result
+    return result
