@@ -201,9 +201,14 @@ def test_an_action_move_is_on_record_with_both_statuses_and_the_callers_data(
     session.flush()
 
     move_action(
-        session, action, A.SUCCEEDED, event="action.succeeded", actor=TEST_ACTOR, now=T0,
+        session,
+        action,
+        A.SUCCEEDED,
+        event="action.succeeded",
+        actor=TEST_ACTOR,
+        now=T0,
         data={"provider_ref": "re_1"},
-    )  # fmt: skip
+    )
 
     event = _last(session, "action.succeeded")
     assert (event.shop_id, event.case_id, event.action_id) == (case.shop_id, case.id, action.id)
@@ -219,9 +224,14 @@ def test_a_new_proposals_first_status_is_on_record_with_no_previous(
     proposal.status = None  # type: ignore[assignment]  (a proposal being created, not yet stored)
 
     move_proposal(
-        session, proposal, ProposalStatus.BLOCKED, event="proposal.checked", actor=TEST_ACTOR,
-        now=T0, data={"failed": 2},
-    )  # fmt: skip
+        session,
+        proposal,
+        ProposalStatus.BLOCKED,
+        event="proposal.checked",
+        actor=TEST_ACTOR,
+        now=T0,
+        data={"failed": 2},
+    )
 
     event = _last(session, "proposal.checked")
     assert (event.shop_id, event.case_id, event.action_id) == (case.shop_id, case.id, None)
@@ -240,9 +250,13 @@ def test_a_proposal_move_names_its_previous_status(
     _, proposal, _ = rows
 
     move_proposal(
-        session, proposal, ProposalStatus.APPROVED, event="proposal.approved", actor=TEST_ACTOR,
+        session,
+        proposal,
+        ProposalStatus.APPROVED,
+        event="proposal.approved",
+        actor=TEST_ACTOR,
         now=T0,
-    )  # fmt: skip
+    )
 
     assert _last(session, "proposal.approved").data == {
         "proposal_id": str(proposal.id),
@@ -259,9 +273,15 @@ def test_a_case_needing_attention_names_its_owner_reason_and_the_action(
     session.flush()
 
     move_case(
-        session, case, CaseStatus.NEEDS_ATTENTION, actor=TEST_ACTOR, now=T0, owner="sam",
-        reason="the refund may have been sent", action=action,
-    )  # fmt: skip
+        session,
+        case,
+        CaseStatus.NEEDS_ATTENTION,
+        actor=TEST_ACTOR,
+        now=T0,
+        owner="sam",
+        reason="the refund may have been sent",
+        action=action,
+    )
 
     assert (case.status, case.owner) == (CaseStatus.NEEDS_ATTENTION, "sam")
     event = _last(session, "case.needs_attention")
@@ -284,9 +304,14 @@ def test_a_new_problem_on_a_case_already_needing_attention_is_on_record_again(
     session.flush()
 
     move_case(
-        session, case, CaseStatus.NEEDS_ATTENTION, actor=TEST_ACTOR, now=T0, owner="kim",
+        session,
+        case,
+        CaseStatus.NEEDS_ATTENTION,
+        actor=TEST_ACTOR,
+        now=T0,
+        owner="kim",
         reason="a dispute opened",
-    )  # fmt: skip
+    )
 
     assert case.owner == "kim"
     assert _last(session, "case.needs_attention").data == {

@@ -23,14 +23,27 @@ from guard_builders import (
     usd,
 )
 
-from app.guard import CapRule, CheckName, Outcome, PolicyRules, Verdict
+from app.guard import (
+    CapRule,
+    CheckName,
+    CheckResult,
+    IdentityLevel,
+    InFlightAction,
+    LineItemRef,
+    Outcome,
+    PolicyRules,
+    ProposedAction,
+    Verdict,
+)
 from app.money import Money
 from integrations.provider import (
     ActionKind,
     ProviderCredit,
     ProviderDiscount,
+    ProviderStatus,
     SubscriptionFacts,
     SubscriptionItem,
+    TargetFacts,
 )
 
 REFUND = ActionKind.REFUND
@@ -91,7 +104,9 @@ def change(items: object) -> Verdict:
 
 def customer_cap(history_customer_ref: str | None, kind: ActionKind = CREDIT) -> Verdict:
     """A $60 credit under a $100 weekly per-customer cap, after an earlier $50 action."""
-    earlier = past("act_1", usd(5000), kind=kind, target=CUSTOMER, customer_ref=history_customer_ref)
+    earlier = past(
+        "act_1", usd(5000), kind=kind, target=CUSTOMER, customer_ref=history_customer_ref
+    )
     return credit(
         6000,
         policy=PolicyRules(per_customer_cap=CapRule(usd(10000), timedelta(days=7))),
@@ -308,3 +323,152 @@ def test_a_threshold_in_another_currency_asks_one_person() -> None:
     verdict = check(propose(REFUND, Money(5000, "usd")), payment(), policy=policy)
 
     assert verdict.approvals_required == 1
+
+
+# ---------------------------------------------------------------- what counts against a line
+
+
+def line_refund(amount: int, **kwargs: object) -> Verdict:
+    """Refund ``amount`` of the first apron ($48.00 paid)."""
+    kwargs.setdefault("order", aprons())
+    return check(propose(REFUND, usd(amount), lines=[("apron-1", amount)]), payment(), **kwargs)  # type: ignore[arg-type]
+
+
+FAILED = ProviderStatus.FAILED
+APRON_1 = [("apron-1", 4800)]
+
+LINE_EDGES: list[tuple[str, Callable[[], Verdict], list[str]]] = [
+    ("a one-cent line", lambda: line_refund(1), []),
+    ("our past refund of the line on another payment does not count", lambda: line_refund(
+        4800, history=[past("act_1", usd(4800), target="pi_other", lines=APRON_1, ago=DAY * 5)]),
+     []),
+    ("our past refund that failed does not count", lambda: line_refund(
+        4800, history=[past("act_1", usd(4800), status=FAILED, lines=APRON_1, ago=DAY * 5)]), []),
+    ("our past refund the provider shows as failed does not count", lambda: check(
+        propose(REFUND, usd(4800), lines=APRON_1),
+        payment(refunds=[provider_refund("re_1", 4800, status=FAILED, action_id="act_1")]),
+        history=[past("act_1", usd(4800), lines=APRON_1, ago=DAY * 5)], order=aprons()), []),
+    ("our in-flight refund of the line on another payment does not count", lambda: line_refund(
+        4800, in_flight=[in_flight("act_1", usd(4800), target="pi_other", lines=APRON_1)]), []),
+    ("our in-flight refund the store already counts is counted once", lambda: check(
+        propose(REFUND, usd(2800), lines=[("apron-1", 2800)]),
+        payment(refunds=[provider_refund("re_1", 2000, action_id="act_1", ago=DAY * 5)]),
+        in_flight=[in_flight("act_1", usd(2000), lines=[("apron-1", 2000)])],
+        order=aprons(refunded=(2000, 0))), []),
+    ("one cent more than that", lambda: check(
+        propose(REFUND, usd(2801), lines=[("apron-1", 2801)]),
+        payment(refunds=[provider_refund("re_1", 2000, action_id="act_1", ago=DAY * 5)]),
+        in_flight=[in_flight("act_1", usd(2000), lines=[("apron-1", 2000)])],
+        order=aprons(refunded=(2000, 0))), ["line_items"]),
+    ("a payment that captured one cent", lambda: check(
+        propose(REFUND, usd(1)), payment(captured=1)), []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "verdict", "failing"), LINE_EDGES, ids=[e[0] for e in LINE_EDGES])
+def test_what_counts_against_a_line(
+    case: str, verdict: Callable[[], Verdict], failing: list[str]
+) -> None:
+    assert failed_names(verdict()) == failing, case
+
+
+# ---------------------------------------------------------------- what counts against a cap
+
+
+def capped_credit(*, flying: list[InFlightAction]) -> Verdict:
+    """A $60 credit under a $100 per-customer cap, with some of our actions in flight."""
+    return credit(
+        6000,
+        policy=PolicyRules(per_customer_cap=CapRule(usd(10000), DAY)),
+        in_flight=flying,
+    )
+
+
+CAP_EDGES: list[tuple[str, list[InFlightAction], list[str]]] = [
+    ("an in-flight credit naming no customer counts for its target",
+     [in_flight("act_1", usd(5000), kind=CREDIT, target=CUSTOMER, customer_ref=None)],
+     ["customer_cap"]),
+    ("an in-flight refund in another currency is not added to dollars",
+     [in_flight("act_1", Money(5000, "eur"))], []),
+    ("an in-flight refund of another customer in another currency is not either",
+     [in_flight("act_1", Money(5000, "eur"), customer_ref="cus_bob")], []),
+    ("an in-flight subscription action moves no money",
+     [in_flight("act_1", None, kind=ActionKind.SUBSCRIPTION_CANCEL, target=SUB)], []),
+    ("an in-flight refund of the customer counts", [in_flight("act_1", usd(5000))],
+     ["customer_cap"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "flying", "failing"), CAP_EDGES, ids=[e[0] for e in CAP_EDGES])
+def test_what_counts_against_a_cap(
+    case: str, flying: list[InFlightAction], failing: list[str]
+) -> None:
+    assert failed_names(capped_credit(flying=flying)) == failing, case
+
+
+@pytest.mark.parametrize(
+    ("window", "said"),
+    [
+        (timedelta(seconds=1), "1 second"),
+        (timedelta(seconds=90), "90 seconds"),
+        (timedelta(minutes=1), "1 minute"),
+        (timedelta(minutes=90), "90 minutes"),
+        (timedelta(hours=1), "1 hour"),
+        (timedelta(hours=2), "2 hours"),
+        (timedelta(days=3), "72 hours"),
+        (timedelta(days=4), "4 days"),
+        (timedelta(days=30), "30 days"),
+    ],
+)
+def test_the_duplicate_window_is_named_in_words(window: timedelta, said: str) -> None:
+    verdict = credit(100, policy=PolicyRules(duplicate_window=window))
+
+    assert verdict.check(CheckName.NOT_DUPLICATE).reason == (
+        f"No customer credit of $1.00 to customer cus_ada in the last {said}."
+    )
+
+
+# ---------------------------------------------------------------- caller mistakes
+
+
+@pytest.mark.parametrize(
+    ("kind", "target", "facts", "expected"),
+    [
+        (REFUND, "pi_linen", customer(), "PaymentFacts"),
+        (CREDIT, CUSTOMER, payment(), "CustomerFacts"),
+        (DISCOUNT, CUSTOMER, payment(), "CustomerFacts"),
+        (ActionKind.SUBSCRIPTION_CANCEL, SUB, customer(), "SubscriptionFacts"),
+        (CHANGE, SUB, payment(), "SubscriptionFacts"),
+    ],
+)
+def test_facts_of_the_wrong_kind_are_refused_by_name(
+    kind: ActionKind, target: str, facts: TargetFacts, expected: str
+) -> None:
+    with pytest.raises(TypeError, match=f"a {kind.value} is checked against {expected}, not "):
+        check(propose(kind, usd(100), target=target), facts)
+
+
+def test_a_clock_without_a_timezone_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^now must be timezone-aware$"):
+        credit(100, now=NOW.replace(tzinfo=None))
+
+
+def test_a_checked_proposal_and_its_results_cannot_change_afterwards() -> None:
+    lines = [LineItemRef("apron-1", 100)]
+    facts: dict[str, object] = {"captured": 9600}
+    proposal = ProposedAction(
+        kind=REFUND,
+        target="pi_linen",
+        amount=usd(100),
+        identity_level=IdentityLevel.STRONG,
+        proposed_by="agent:claude",
+        line_items=lines,  # type: ignore[arg-type]  (a list, as JSON gives it)
+    )
+    result = CheckResult(CheckName.CAPTURED, True, "Captured.", facts)
+    lines.append(LineItemRef("apron-2", 100))
+    facts["captured"] = 0
+
+    assert proposal.line_items == (LineItemRef("apron-1", 100),)
+    assert result.facts == {"captured": 9600}
+    with pytest.raises(TypeError):
+        result.facts["captured"] = 0  # type: ignore[index]

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from app.guard import IdentityLevel, PolicyError, PolicyRules
+from app.guard import CapRule, IdentityLevel, PolicyError, PolicyRules
+from app.money import Money
+from integrations.provider import ActionKind
 
 TOO_LONG = "x" * 256
 CAP = {"amount": 100, "currency": "usd", "period_seconds": 60}
@@ -63,7 +66,11 @@ CAP = {"amount": 100, "currency": "usd", "period_seconds": 60}
             "per_customer_cap.amount",
             "must be at least 1, got 0",
         ),
-        ({"per_shop_cap": {**CAP, "currency": 5}}, "per_shop_cap.currency", "5 is not a currency code"),
+        (
+            {"per_shop_cap": {**CAP, "currency": 5}},
+            "per_shop_cap.currency",
+            "5 is not a currency code",
+        ),
         (
             {"per_shop_cap": {**CAP, "currency": "usdollar"}},
             "per_shop_cap.currency",
@@ -115,9 +122,7 @@ CAP = {"amount": 100, "currency": "usd", "period_seconds": 60}
         ({"max_percent_off": 101}, "max_percent_off", "must be at most 100, got 101"),
     ],
 )
-def test_a_refused_setting_is_named_with_what_is_wrong(
-    data: Any, field: str, reason: str
-) -> None:
+def test_a_refused_setting_is_named_with_what_is_wrong(data: Any, field: str, reason: str) -> None:
     with pytest.raises(PolicyError) as raised:
         PolicyRules.from_dict(data)
 
@@ -144,7 +149,7 @@ EDGES: list[dict[str, Any]] = [
 ]
 
 
-@pytest.mark.parametrize("data", EDGES, ids=lambda data: ",".join(data))
+@pytest.mark.parametrize("data", EDGES, ids=",".join)
 def test_a_setting_at_the_edge_of_what_is_allowed_is_kept(data: dict[str, Any]) -> None:
     stored = PolicyRules.from_dict(data).to_dict()
 
@@ -174,3 +179,78 @@ def test_identity_levels_compare_by_trust(
     level: IdentityLevel, other: str, lt: bool, le: bool, gt: bool, ge: bool
 ) -> None:
     assert (level < other, level <= other, level > other, level >= other) == (lt, le, gt, ge)
+
+
+@pytest.mark.parametrize(
+    ("rules", "field", "reason"),
+    [
+        ({"version": 0}, "version", "must be at least 1, got 0"),
+        ({"version": 2**31}, "version", "must be at most 2147483647, got 2147483648"),
+        (
+            {"enabled_kinds": frozenset({"refund"})},
+            "enabled_kinds",
+            "'refund' is not an action kind",
+        ),
+        (
+            {"auto_approve_ceiling": {"xyz": 1}},
+            "auto_approve_ceiling",
+            "unknown currency 'xyz': expected an ISO 4217 code such as 'usd'",
+        ),
+        (
+            {"two_person_threshold": {"usd": -1}},
+            "two_person_threshold.usd",
+            "must be at least 0, got -1",
+        ),
+        (
+            {"duplicate_window": timedelta(0)},
+            "duplicate_window",
+            "must be a positive whole number of seconds, got datetime.timedelta(0)",
+        ),
+        (
+            {"duplicate_window": timedelta(days=367)},
+            "duplicate_window",
+            "must be at most 31622400 seconds (366 days)",
+        ),
+        ({"refund_window_days": 367}, "refund_window_days", "must be at most 366, got 367"),
+        (
+            {"per_shop_cap": CapRule(Money(2**31, "usd"), timedelta(days=1))},
+            "per_shop_cap.limit",
+            "must be at most 2147483647, got 2147483648",
+        ),
+        (
+            {"allowed_reasons": frozenset({""})},
+            "allowed_reasons",
+            "'' is not a reason (printable text of 1 to 255 characters)",
+        ),
+        ({"max_percent_off": 101}, "max_percent_off", "must be at most 100, got 101"),
+        (
+            {"min_identity": {"refund": IdentityLevel.STRONG}},
+            "min_identity",
+            "'refund': <IdentityLevel.STRONG: 'strong'> is not a kind and a level",
+        ),
+        (
+            {"min_identity": {ActionKind.REFUND: "strong"}},
+            "min_identity",
+            "<ActionKind.REFUND: 'refund'>: 'strong' is not a kind and a level",
+        ),
+    ],
+)
+def test_rules_built_in_code_are_held_to_the_same_limits(
+    rules: dict[str, Any], field: str, reason: str
+) -> None:
+    with pytest.raises(PolicyError) as raised:
+        PolicyRules(**rules)
+
+    assert (raised.value.field, raised.value.reason) == (field, reason)
+
+
+def test_currency_codes_in_the_rules_are_read_in_any_case() -> None:
+    policy = PolicyRules(auto_approve_ceiling={"USD": 2000}, two_person_threshold={"Usd": 5000})
+
+    assert dict(policy.auto_approve_ceiling) == {"usd": 2000}
+    assert dict(policy.two_person_threshold) == {"usd": 5000}
+
+
+def test_an_identity_level_is_never_compared_with_an_unknown_word() -> None:
+    with pytest.raises(TypeError, match="cannot compare an identity level with 'maybe'"):
+        _ = IdentityLevel.CLAIM < "maybe"

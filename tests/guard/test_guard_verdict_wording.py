@@ -102,9 +102,15 @@ def discount(
 ) -> ProviderDiscount:
     metadata = {} if action_id is None else {ACTION_ID_METADATA_KEY: action_id}
     return ProviderDiscount(
-        id, "coupon_" + id, id.upper(), percent, off, None if off is None else "usd",
-        NOW - timedelta(hours=3), metadata,
-    )  # fmt: skip
+        id,
+        "coupon_" + id,
+        id.upper(),
+        percent,
+        off,
+        None if off is None else "usd",
+        NOW - timedelta(hours=3),
+        metadata,
+    )
 
 
 def credit_record(id: str, amount: int, *, action_id: str | None = None) -> ProviderCredit:
@@ -149,9 +155,11 @@ SCENARIOS: dict[str, Callable[[], Verdict]] = {
         policy=PolicyRules(allowed_reasons=frozenset()),
     ),
     "refund with a reason the policy does not list": lambda: check(
-        propose(REFUND, usd(1000), params={"reason": "bored"}), payment(), policy=STRICT,
+        propose(REFUND, usd(1000), params={"reason": "bored"}),
+        payment(),
+        policy=STRICT,
         order=aprons(),
-    ),  # fmt: skip
+    ),
     "refund without an amount": lambda: check(propose(REFUND, None), payment()),
     "refund of zero": lambda: check(propose(REFUND, usd(0)), payment()),
     "refund of a payment that is not found": lambda: check(
@@ -203,9 +211,14 @@ SCENARIOS: dict[str, Callable[[], Verdict]] = {
         propose(
             REFUND,
             usd(9000),
-            lines=[("apron-1", 4000), ("apron-1", 100), ("napkin", 100), ("apron-2", 0),
-                   ("apron-2", 4800)],
-        ),  # fmt: skip
+            lines=[
+                ("apron-1", 4000),
+                ("apron-1", 100),
+                ("napkin", 100),
+                ("apron-2", 0),
+                ("apron-2", 4800),
+            ],
+        ),
         payment(),
         in_flight=[in_flight("act_1", usd(500), lines=[("apron-1", 500)])],
         history=[
@@ -262,6 +275,35 @@ SCENARIOS: dict[str, Callable[[], Verdict]] = {
     ),
     "refund whose lines add up to another amount": lambda: check(
         propose(REFUND, usd(1500), lines=[("apron-1", 1000)]), payment(), order=aprons()
+    ),
+    "refund of a payment with no customer on record": lambda: check(
+        propose(REFUND, usd(1000)), payment(customer_id=None)
+    ),
+    "refund written twice at the provider under its id": lambda: check(
+        propose(REFUND, usd(1000), proposal_id="act_7"),
+        payment(
+            refunds=[
+                provider_refund("re_7", 1000, action_id="act_7"),
+                provider_refund("re_8", 1000, action_id="act_7"),
+            ]
+        ),
+    ),
+    "refund without an amount under every rule": lambda: check(
+        propose(REFUND, None, params=DAMAGED), payment(), policy=STRICT, order=aprons()
+    ),
+    "refund of zero under every rule": lambda: check(
+        propose(REFUND, usd(0), params=DAMAGED), payment(), policy=STRICT, order=aprons()
+    ),
+    "refund of one cent under every rule": lambda: check(
+        propose(REFUND, usd(1), params=DAMAGED), payment(), policy=STRICT, order=aprons()
+    ),
+    "refund split over both aprons": lambda: check(
+        propose(REFUND, usd(3000), lines=[("apron-1", 1000), ("apron-2", 2000)]),
+        payment(),
+        order=aprons(),
+    ),
+    "refund under a refund window with no order found": lambda: check(
+        propose(REFUND, usd(1000), params=DAMAGED), payment(), policy=STRICT
     ),
     # Customer credits
     "credit to a live customer, with a credit already there": lambda: check(
@@ -342,9 +384,11 @@ SCENARIOS: dict[str, Callable[[], Verdict]] = {
     ),
     "discount with no terms and months on a one-off": lambda: check(
         propose(
-            DISCOUNT, usd(500), target=CUSTOMER, params={"duration": "once",
-                                                         "duration_in_months": 1}
-        ),  # fmt: skip
+            DISCOUNT,
+            usd(500),
+            target=CUSTOMER,
+            params={"duration": "once", "duration_in_months": 1},
+        ),
         customer(),
     ),
     "discount of zero to a missing customer": lambda: check(
@@ -352,7 +396,9 @@ SCENARIOS: dict[str, Callable[[], Verdict]] = {
         customer(exists=False),
     ),
     "101% off under a 100% maximum": lambda: check(
-        propose(DISCOUNT, usd(500), target=CUSTOMER, params={"percent_off": 101, "duration": "once"}),
+        propose(
+            DISCOUNT, usd(500), target=CUSTOMER, params={"percent_off": 101, "duration": "once"}
+        ),
         customer(),
         policy=PolicyRules(max_percent_off=100),
     ),
@@ -384,14 +430,21 @@ SCENARIOS: dict[str, Callable[[], Verdict]] = {
         propose(CHANGE, None, target=SUB, params={"items": [("price_yearly", 1)]}),
         replace(subscription(), items=()),
     ),
+    "cancel carrying an amount above the two-person threshold": lambda: check(
+        propose(CANCEL, usd(6000), target=SUB, params={"at_period_end": True, **DAMAGED}),
+        subscription(),
+        policy=STRICT,
+    ),
     "change items and the toggle": lambda: check(
         propose(
             CHANGE,
             None,
             target=SUB,
-            params={"items": [("price_yearly", 1), ("price_aprons", 2)],
-                    "cancel_at_period_end": True},
-        ),  # fmt: skip
+            params={
+                "items": [("price_yearly", 1), ("price_aprons", 2)],
+                "cancel_at_period_end": True,
+            },
+        ),
         subscription("trialing"),
     ),
     "change to exactly what it is": lambda: check(
@@ -399,9 +452,11 @@ SCENARIOS: dict[str, Callable[[], Verdict]] = {
             CHANGE,
             None,
             target=SUB,
-            params={"items": [("price_napkins", 2), ("price_monthly", 1)],
-                    "cancel_at_period_end": False},
-        ),  # fmt: skip
+            params={
+                "items": [("price_napkins", 2), ("price_monthly", 1)],
+                "cancel_at_period_end": False,
+            },
+        ),
         subscription(),
     ),
     "change of a past-due subscription with bad terms": lambda: check(
@@ -410,7 +465,11 @@ SCENARIOS: dict[str, Callable[[], Verdict]] = {
             usd(100),
             target=SUB,
             lines=[("apron-1", 100)],
-            params={"items": [("price_yearly", 1, 2)], "cancel_at_period_end": "soon"},
+            params={
+                "items": [("price_yearly", 1, 2)],
+                "cancel_at_period_end": "soon",
+                "note": "x",
+            },
         ),
         subscription("past_due"),
     ),
@@ -449,4 +508,3 @@ def test_the_verdict_reads_as_reviewed(scenario: str) -> None:
 
     assert actual["checks"] == expected["checks"]
     assert actual == expected
-

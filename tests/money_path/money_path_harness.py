@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -18,14 +20,25 @@ import stripe
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
 
 from app.actors import Surface, system_actor
 from app.clock import utcnow
+from app.crypto import secret_box
 from app.db import Database
+from app.execution.executor import ExecutionContext
+from app.execution.providers import connection_adapters
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import staff_member
 from app.staff.tokens import issue_token
+from integrations.provider import (
+    ActionKind,
+    ActionRequest,
+    ProviderAdapter,
+    ProviderAnswer,
+    TargetFacts,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -171,3 +184,49 @@ def wait_for(predicate: Callable[[], Any], *, timeout: float = 20.0, what: str =
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or predicate}")
+
+
+# ------------------------------------------------------------------ Stripe out of reach
+
+
+def closed_port() -> int:
+    """A local port nobody listens on: connections to it are refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def unreachable(ctx: ExecutionContext, settings: Settings) -> ExecutionContext:
+    """The same execution, with Stripe's address pointing at a port nobody listens on."""
+    dead = replace(settings, stripe_api_base=f"http://127.0.0.1:{closed_port()}")
+    return replace(ctx, adapters=connection_adapters(dead, secret_box(settings)))
+
+
+@dataclass
+class WritesRefused:
+    """Stripe answering reads but refusing connections for writes (an edge restarting
+    between the worker's fresh read and its send): two real adapters, one per side."""
+
+    reads: ProviderAdapter
+    writes: ProviderAdapter
+    name: str = "stripe"
+
+    def facts(self, kind: ActionKind, target: str) -> TargetFacts:
+        return self.reads.facts(kind, target)
+
+    def submit(self, request: ActionRequest) -> ProviderAnswer:
+        return self.writes.submit(request)
+
+    def find(self, request: ActionRequest) -> ProviderAnswer | None:
+        return self.reads.find(request)
+
+
+def writes_refused(ctx: ExecutionContext, settings: Settings) -> ExecutionContext:
+    dead = unreachable(ctx, settings).adapters
+
+    def adapters(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
+        return WritesRefused(
+            ctx.adapters(session, shop_id, provider), dead(session, shop_id, provider)
+        )
+
+    return replace(ctx, adapters=adapters)

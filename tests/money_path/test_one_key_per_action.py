@@ -14,7 +14,6 @@ In-process executor calls (the worker's own functions) against the sandbox over 
 
 from __future__ import annotations
 
-import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -26,10 +25,8 @@ import pytest
 import requests
 import stripe
 from fault_support import approve, case_json, refunds_of_action, reset_sandbox_switches
-from money_path_harness import Account, Staff
-from sqlalchemy.orm import Session
+from money_path_harness import Account, Staff, writes_refused
 
-from app.crypto import secret_box
 from app.demo import LinenShop
 from app.execution.executor import (
     ExecutionContext,
@@ -38,15 +35,7 @@ from app.execution.executor import (
     reconcile_action,
 )
 from app.execution.models import Action
-from app.execution.providers import connection_adapters
 from app.settings import Settings
-from integrations.provider import (
-    ActionKind,
-    ActionRequest,
-    ProviderAdapter,
-    ProviderAnswer,
-    TargetFacts,
-)
 from integrations.stripe.sandbox import RateLimits, ReceivedRequest, StripeSandbox
 
 REFUNDS = "/v1/refunds"
@@ -86,43 +75,6 @@ def _at(ctx: ExecutionContext, moment: datetime) -> ExecutionContext:
     return replace(ctx, clock=lambda: moment)
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@dataclass
-class _WritesRefused:
-    """Stripe answering reads but refusing connections for writes: two real adapters,
-    one pointed at the sandbox, one at a port nobody listens on."""
-
-    reads: ProviderAdapter
-    writes: ProviderAdapter
-    name: str = "stripe"
-
-    def facts(self, kind: ActionKind, target: str) -> TargetFacts:
-        return self.reads.facts(kind, target)
-
-    def submit(self, request: ActionRequest) -> ProviderAnswer:
-        return self.writes.submit(request)
-
-    def find(self, request: ActionRequest) -> ProviderAnswer | None:
-        return self.reads.find(request)
-
-
-def _writes_refused(ctx: ExecutionContext, settings: Settings) -> ExecutionContext:
-    dead = replace(settings, stripe_api_base=f"http://127.0.0.1:{_closed_port()}")
-    unreachable = connection_adapters(dead, secret_box(settings))
-
-    def adapters(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
-        return _WritesRefused(
-            ctx.adapters(session, shop_id, provider), unreachable(session, shop_id, provider)
-        )
-
-    return replace(ctx, adapters=adapters)
-
-
 def _next_check_at(ctx: ExecutionContext, action_id: uuid.UUID) -> datetime:
     with ctx.session_factory() as session:
         action = session.get(Action, action_id)
@@ -156,7 +108,7 @@ def _resend_after_unknown(s: _Setting, action_id: uuid.UUID) -> int:
 
 
 def _resend_after_refused_connection(s: _Setting, action_id: uuid.UUID) -> int:
-    assert execute_action(_writes_refused(s.ctx, s.settings), action_id) == "queued"
+    assert execute_action(writes_refused(s.ctx, s.settings), action_id) == "queued"
     assert _refund_sends(s.sandbox, s.account) == []  # the first never arrived
     later = _next_check_at(s.ctx, action_id) + timedelta(seconds=1)
     assert execute_action(_at(s.ctx, later), action_id) == "succeeded"

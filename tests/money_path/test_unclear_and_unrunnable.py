@@ -15,10 +15,9 @@ over HTTP, with the clock moved by hand instead of waiting.
 
 from __future__ import annotations
 
-import socket
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -29,28 +28,19 @@ from fault_support import (
     refunds_of_action,
     reset_sandbox_switches,
 )
-from money_path_harness import Account, Staff
+from money_path_harness import Account, Staff, unreachable, writes_refused
 from rq import Queue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.clock import utcnow
 from app.connections.models import Connection
-from app.crypto import secret_box
 from app.demo import APPROVER, LinenShop
 from app.execution.executor import ExecutionContext, execute_action, reconcile_action
 from app.execution.models import Action, ActionAttempt
-from app.execution.providers import connection_adapters
 from app.execution.sweeper import sweep
 from app.settings import Settings
 from app.shops.models import Shop
-from integrations.provider import (
-    ActionKind,
-    ActionRequest,
-    ProviderAdapter,
-    ProviderAnswer,
-    TargetFacts,
-)
 from integrations.stripe.sandbox import StripeSandbox
 
 
@@ -59,48 +49,6 @@ def _clean_sandbox(sandbox: StripeSandbox) -> Iterator[None]:
     reset_sandbox_switches(sandbox)
     yield
     reset_sandbox_switches(sandbox)
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _unreachable(ctx: ExecutionContext, settings: Settings) -> ExecutionContext:
-    """The same execution, with Stripe's address pointing at a port nobody listens on."""
-    dead = replace(settings, stripe_api_base=f"http://127.0.0.1:{_closed_port()}")
-    return replace(ctx, adapters=connection_adapters(dead, secret_box(settings)))
-
-
-@dataclass
-class _WritesRefused:
-    """Stripe answering reads but refusing connections for writes (an edge restarting
-    between the worker's fresh read and its send): two real adapters, one per side."""
-
-    reads: ProviderAdapter
-    writes: ProviderAdapter
-    name: str = "stripe"
-
-    def facts(self, kind: ActionKind, target: str) -> TargetFacts:
-        return self.reads.facts(kind, target)
-
-    def submit(self, request: ActionRequest) -> ProviderAnswer:
-        return self.writes.submit(request)
-
-    def find(self, request: ActionRequest) -> ProviderAnswer | None:
-        return self.reads.find(request)
-
-
-def _writes_refused(ctx: ExecutionContext, settings: Settings) -> ExecutionContext:
-    dead = _unreachable(ctx, settings).adapters
-
-    def adapters(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
-        return _WritesRefused(
-            ctx.adapters(session, shop_id, provider), dead(session, shop_id, provider)
-        )
-
-    return replace(ctx, adapters=adapters)
 
 
 def _at(ctx: ExecutionContext, moment: datetime) -> ExecutionContext:
@@ -137,7 +85,7 @@ def test_a_refused_connection_is_resent_at_once_with_the_same_key(
     action_id = _approved(approver, linen)
     scheduled: list[tuple[uuid.UUID, float]] = []
     refused = replace(
-        _writes_refused(ctx, settings),
+        writes_refused(ctx, settings),
         resend_later=lambda a, delay: scheduled.append((a, delay)),
     )
 
@@ -162,7 +110,7 @@ def test_a_resend_held_for_later_is_not_sent_early(
     linen: LinenShop, approver: Staff, account: Account, ctx: ExecutionContext, settings: Settings
 ) -> None:
     action_id = _approved(approver, linen)
-    refused = replace(_writes_refused(ctx, settings), resend_later=lambda a, delay: None)
+    refused = replace(writes_refused(ctx, settings), resend_later=lambda a, delay: None)
     execute_action(refused, action_id)
 
     # A duplicate job running before the pause is over does nothing.
@@ -237,7 +185,7 @@ def test_look_ups_that_keep_failing_go_to_a_person(
 ) -> None:
     action_id = _unknown_action(sandbox, account, ctx, approver, linen)
     failing = replace(
-        _unreachable(ctx, settings),
+        unreachable(ctx, settings),
         settings=replace(settings, lookup_failures_attention=2),
     )
 
@@ -317,7 +265,7 @@ def test_look_ups_are_spread_by_jitter_so_they_do_not_run_in_step(
     moment = utcnow()
     waits = []
     for jitter in (0.0, 0.999):
-        failing = replace(_at(_unreachable(ctx, settings), moment), jitter=lambda j=jitter: j)
+        failing = replace(_at(unreachable(ctx, settings), moment), jitter=lambda j=jitter: j)
         reconcile_action(failing, action_id)
         session.expire_all()
         action = session.get(Action, action_id)

@@ -218,3 +218,21 @@ def test_answering_the_same_request_twice_does_it_once(
 
     assert first == second
     assert len(session.scalars(select(DataExport)).all()) == 1
+
+
+def test_another_shops_owner_cannot_list_or_read_an_export(
+    app: Flask, client: FlaskClient, session: Session, settings: Settings, linen: Shop
+) -> None:
+    pottery = install_shop(session, settings, "pottery").shop
+    session.add(StaffMember(shop_id=pottery.id, user_id="2001", role=StaffRole.OWNER))
+    session.commit()
+    deliver(client, linen.domain, "customers/data_request", {"customer": {"id": 7}})
+    _answer_queued(app, settings)
+    export_id = session.scalars(select(DataExport.id)).one()
+    outsider = bearer(session_token(pottery.domain, "2001"))
+
+    listed = client.get("/api/privacy/exports", headers=outsider).get_json()
+    read = client.get(f"/api/privacy/exports/{export_id}", headers=outsider)
+
+    assert listed == {"exports": []}
+    assert read.status_code == 404 and EMAIL not in read.get_data(as_text=True)

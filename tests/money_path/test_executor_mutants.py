@@ -1,0 +1,355 @@
+"""The executor's quieter decisions, each pinned where a person would see it: what the
+attempt log and the action say after a look-up, when a look-up that cannot start or
+keeps failing goes to a person, the exact edge of the idempotency key's lifetime, and
+how long the worker waits before looking again or resending.
+
+Real PostgreSQL (or SQLite) and the Stripe sandbox over HTTP; the executor runs
+in-process with a pinned clock and pinned jitter.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import pytest
+from fault_support import (
+    action_json,
+    approve,
+    case_json,
+    refunds_of_action,
+    reset_sandbox_switches,
+)
+from money_path_harness import Account, Staff, unreachable, writes_refused
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.audit import AuditEvent
+from app.clock import utcnow
+from app.demo import LinenShop
+from app.execution.executor import (
+    ExecutionContext,
+    execute_action,
+    reconcile_action,
+    refresh_action,
+)
+from app.execution.models import Action
+from app.settings import Settings
+from integrations.provider import (
+    ProviderAdapter,
+)
+from integrations.stripe.sandbox import StripeSandbox
+
+
+@pytest.fixture(autouse=True)
+def _clean_sandbox(sandbox: StripeSandbox) -> Iterator[None]:
+    reset_sandbox_switches(sandbox)
+    yield
+    reset_sandbox_switches(sandbox)
+
+
+def _pinned(ctx: ExecutionContext, moment: datetime, jitter: float = 0.0) -> ExecutionContext:
+    return replace(ctx, clock=lambda: moment, jitter=lambda: jitter)
+
+
+def _unknown_action(
+    fault: str,
+    sandbox: StripeSandbox,
+    account: Account,
+    ctx: ExecutionContext,
+    approver: Staff,
+    linen: LinenShop,
+) -> uuid.UUID:
+    """An approved refund whose answer went missing (``fault`` says whether Stripe kept it)."""
+    sandbox.pause_webhooks()
+    sandbox.arm_fault(fault, method="POST", path="/v1/refunds", account=account.id)
+    proposal = case_json(approver, linen.case_id)["proposals"][0]
+    action_id = uuid.UUID(approve(approver, proposal))
+    assert execute_action(ctx, action_id) == "unknown"
+    return action_id
+
+
+def _action(session: Session, action_id: uuid.UUID) -> Action:
+    session.expire_all()
+    action = session.get(Action, action_id)
+    assert action is not None
+    return action
+
+
+def _last_event(session: Session, action_id: uuid.UUID, kind: str) -> AuditEvent:
+    return session.scalars(
+        select(AuditEvent)
+        .where(AuditEvent.action_id == action_id, AuditEvent.kind == kind)
+        .order_by(AuditEvent.seq.desc())
+        .limit(1)
+    ).one()
+
+
+def test_a_look_up_that_cannot_start_goes_to_a_person_and_sends_nothing(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
+
+    def no_adapter(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
+        raise ValueError("the Stripe connection was removed")
+
+    moment = utcnow()
+    assert reconcile_action(_pinned(replace(ctx, adapters=no_adapter), moment), action_id) == (
+        "needs_decision"
+    )
+
+    action = action_json(approver, str(action_id))
+    assert action["status_reason"] == "cannot look it up: the Stripe connection was removed"
+    assert [(a["purpose"], a["outcome"]) for a in action["attempts"]] == [("submit", "unknown")]
+    assert refunds_of_action(account, str(action_id)) == []
+    stopped = session.scalars(
+        select(AuditEvent).where(
+            AuditEvent.action_id == action_id, AuditEvent.kind == "action.needs_decision"
+        )
+    ).one()
+    assert stopped.created_at == moment
+
+
+def test_a_refund_found_by_the_look_up_is_recorded_from_it(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_after_commit", sandbox, account, ctx, approver, linen)
+    moment = utcnow()
+
+    assert reconcile_action(_pinned(ctx, moment), action_id) == "succeeded"
+
+    [refund] = refunds_of_action(account, str(action_id))
+    action = action_json(approver, str(action_id))
+    _, find = action["attempts"]
+    assert (find["purpose"], find["outcome"]) == ("find", "found")
+    assert (find["provider_ref"], find["provider_status"]) == (refund["id"], "succeeded")
+    assert find["finished_at"] is not None
+    assert find["started_at"] == moment.isoformat()
+    assert action["provider_ref"] == refund["id"]
+    recorded = session.scalars(
+        select(AuditEvent).where(
+            AuditEvent.action_id == action_id, AuditEvent.kind == "action.provider_status"
+        )
+    ).one()
+    assert recorded.data["source"] == "reconciliation"
+    assert recorded.created_at == moment
+
+
+@pytest.mark.parametrize(("limit", "escalated"), [(0, False), (1, True), (2, False)])
+def test_failed_look_ups_go_to_a_person_after_the_configured_number(
+    limit: int,
+    escalated: bool,
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    settings: Settings,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
+    failing = replace(
+        unreachable(ctx, settings), settings=replace(settings, lookup_failures_attention=limit)
+    )
+
+    assert reconcile_action(failing, action_id) == "unknown"
+
+    find = action_json(approver, str(action_id))["attempts"][-1]
+    assert (find["purpose"], find["outcome"]) == ("find", "error")
+    assert find["detail"] and find["detail"] != "None"
+    assert (_action(session, action_id).escalated_at is not None) is escalated
+    if escalated:
+        handed_over = session.scalars(
+            select(AuditEvent).where(
+                AuditEvent.case_id == linen.case_id, AuditEvent.kind == "case.needs_attention"
+            )
+        ).one()
+        assert handed_over.data["reason"].startswith("look-ups at the provider keep failing: ")
+
+
+def test_a_resend_is_allowed_up_to_the_last_second_of_the_keys_lifetime(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
+    first_sent = _action(session, action_id).first_sent_at
+    assert first_sent is not None
+    last_moment = first_sent + timedelta(seconds=ctx.settings.idempotency_key_lifetime_seconds)
+
+    assert reconcile_action(_pinned(ctx, last_moment), action_id) == "succeeded"
+    assert len(refunds_of_action(account, str(action_id))) == 1
+    attempts = action_json(approver, str(action_id))["attempts"]
+    assert [(a["purpose"], a["outcome"]) for a in attempts] == [
+        ("submit", "unknown"),
+        ("find", "absent"),
+        ("resubmit", "answered"),
+    ]
+
+
+def test_a_microsecond_after_the_keys_lifetime_a_person_decides(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
+    first_sent = _action(session, action_id).first_sent_at
+    assert first_sent is not None
+    lifetime = timedelta(seconds=ctx.settings.idempotency_key_lifetime_seconds)
+    too_late = first_sent + lifetime + timedelta(microseconds=1)
+
+    assert reconcile_action(_pinned(ctx, too_late), action_id) == "needs_decision"
+
+    assert action_json(approver, str(action_id))["status_reason"] == (
+        "the provider shows no effect and the idempotency key has expired: "
+        "resending could duplicate the action, so a person decides"
+    )
+    assert _last_event(session, action_id, "action.needs_decision").created_at == too_late
+    assert refunds_of_action(account, str(action_id)) == []
+
+
+def test_the_first_look_up_waits_the_configured_delay_cut_by_jitter(
+    linen: LinenShop,
+    approver: Staff,
+    sandbox: StripeSandbox,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    sandbox.pause_webhooks()
+    sandbox.arm_fault("drop_before_commit", method="POST", path="/v1/refunds", account=account.id)
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    moment = utcnow()
+
+    assert execute_action(_pinned(ctx, moment, jitter=0.0), action_id) == "unknown"
+
+    # No look-up made yet: the base delay, halved by the lowest jitter.
+    half = timedelta(seconds=ctx.settings.reconcile_delay_seconds * 0.5)
+    action = _action(session, action_id)
+    assert action.next_check_at == moment + half
+    [attempt] = action_json(approver, str(action_id))["attempts"]
+    assert action.status_reason and attempt["detail"].endswith(f": {action.status_reason}")
+    unknown = _last_event(session, action_id, "action.unknown")
+    assert (unknown.created_at, unknown.data["reason"]) == (moment, action.status_reason)
+
+
+def test_an_unsent_request_is_resent_after_a_short_pause_that_doubles(
+    linen: LinenShop,
+    approver: Staff,
+    ctx: ExecutionContext,
+    settings: Settings,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    scheduled: list[float] = []
+    moment = utcnow()
+    refused = replace(
+        _pinned(writes_refused(ctx, settings), moment, jitter=0.5),
+        resend_later=lambda _, delay: scheduled.append(delay),
+    )
+
+    assert execute_action(refused, action_id) == "queued"
+    assert execute_action(_pinned(refused, moment + timedelta(seconds=1), 0.5), action_id) == (
+        "queued"
+    )
+
+    # 0.5 s, then 1 s, each times (0.5 + 0.5 x jitter).
+    assert scheduled == [0.375, 0.75]
+    action = action_json(approver, str(action_id))
+    first = action["attempts"][0]
+    assert first["outcome"] == "not_sent"
+    assert first["detail"] == f"NotSent: {action['status_reason']}"
+
+
+def _provider_status_events(session: Session, action_id: uuid.UUID) -> list[AuditEvent]:
+    return list(
+        session.scalars(
+            select(AuditEvent)
+            .where(AuditEvent.action_id == action_id, AuditEvent.kind == "action.provider_status")
+            .order_by(AuditEvent.seq)
+        )
+    )
+
+
+def test_an_answered_send_is_on_record_with_its_source_and_time(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    moment = utcnow()
+
+    assert execute_action(_pinned(ctx, moment), action_id) == "succeeded"
+
+    [refund] = refunds_of_action(account, str(action_id))
+    [attempt] = action_json(approver, str(action_id))["attempts"]
+    assert (attempt["purpose"], attempt["outcome"]) == ("submit", "answered")
+    assert (attempt["provider_ref"], attempt["provider_status"]) == (refund["id"], "succeeded")
+    assert attempt["finished_at"] is not None
+    [event] = _provider_status_events(session, action_id)
+    assert (event.data["source"], event.created_at) == ("submit", moment)
+
+
+def test_a_refresh_records_the_providers_word_with_its_source_and_time(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_after_commit", sandbox, account, ctx, approver, linen)
+    moment = utcnow()
+
+    assert refresh_action(_pinned(ctx, moment), action_id) == "succeeded"
+
+    [event] = _provider_status_events(session, action_id)
+    assert (event.data["source"], event.created_at) == ("refresh", moment)
+
+
+def test_a_resend_that_does_not_go_out_leaves_the_action_unclear_and_looks_again_soon(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    settings: Settings,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
+    moment = utcnow()
+
+    # The look-up finds nothing, so the same request goes again, and is refused.
+    refused = _pinned(writes_refused(ctx, settings), moment, jitter=0.5)
+    assert reconcile_action(refused, action_id) == "unknown"
+
+    action = action_json(approver, str(action_id))
+    assert [(a["purpose"], a["outcome"]) for a in action["attempts"]] == [
+        ("submit", "unknown"),
+        ("find", "absent"),
+        ("resubmit", "not_sent"),
+    ]
+    assert action["attempts"][-1]["detail"] == f"NotSent: {action['status_reason']}"
+    # The third attempt: 0.5 s doubled twice, times (0.5 + 0.5 x jitter).
+    assert _action(session, action_id).next_check_at == moment + timedelta(seconds=1.5)
+    assert _last_event(session, action_id, "action.unknown").created_at == moment
+    assert refunds_of_action(account, str(action_id)) == []
