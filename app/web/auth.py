@@ -25,7 +25,7 @@ from flask import Request, current_app, g, request
 from app.actors import Actor, Surface, staff
 from app.clock import utcnow
 from app.db import request_session
-from app.errors import Forbidden, Unauthenticated
+from app.errors import Forbidden, SessionTokenRefused, Unauthenticated
 from app.shops.models import Shop, StaffMember
 from app.shops.service import staff_member
 from app.staff.tokens import TOKEN_PREFIX, TokenRefused, authenticate_token
@@ -104,6 +104,10 @@ def require_staff(view: F) -> F:
             g.refused_shop_id = refused.shop_id
             if refused.user_id is not None:
                 g.actor = staff(refused.user_id, Surface.STAFF_API)
+            raise
+        except SessionTokenRefused:
+            # A forged or stale Shopify session token names no shop we can trust.
+            count_refused_token(shop_id=None)
             raise
         if identity is None:
             raise Unauthenticated("a valid staff token is required")

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-from conftest import APP_SECRET, CLIENT_ID
 from sandbox_settings import with_sandbox
+from shopify_app_support import APP_SECRET, CLIENT_ID
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 

@@ -7,8 +7,8 @@ import base64
 from urllib.parse import urlencode
 
 import pytest
-from conftest import CLIENT_ID, install_shop, session_token
 from flask.testing import FlaskClient
+from shopify_app_support import CLIENT_ID, install_shop, session_token
 from sqlalchemy.orm import Session
 
 from app.connections.models import Connection

@@ -13,9 +13,9 @@ from datetime import timedelta
 from urllib.parse import urlencode
 
 import pytest
-from conftest import APP_SECRET, CLIENT_ID
 from flask import Flask
 from flask.testing import FlaskClient
+from shopify_app_support import APP_SECRET, CLIENT_ID
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 

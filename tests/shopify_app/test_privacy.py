@@ -7,10 +7,10 @@ import json
 from datetime import timedelta
 
 import pytest
-from conftest import bearer, deliver, install_shop, session_token
 from flask import Flask
 from flask.testing import FlaskClient
 from rq import Queue
+from shopify_app_support import bearer, deliver, install_shop, session_token
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 

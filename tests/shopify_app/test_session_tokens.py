@@ -4,8 +4,9 @@ person; Caseward's own roles decide what they may do; another shop's ids reach n
 from __future__ import annotations
 
 import pytest
-from conftest import bearer, install_shop, session_token
+from flask import Flask
 from flask.testing import FlaskClient
+from shopify_app_support import bearer, install_shop, session_token
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -165,3 +166,19 @@ def test_a_staff_token_still_works_beside_session_tokens(
     assert answer.status_code == 401
     assert answer.get_json()["error"]["code"] == "invalid_token"
     assert RETRY not in answer.headers
+
+
+def test_refused_session_tokens_count_against_the_client_like_refused_staff_tokens(
+    app: Flask, client: FlaskClient, two_shops: tuple[Shop, Shop]
+) -> None:
+    linen, _ = two_shops
+    app.config["CASEWARD_REFUSED_TOKENS_PER_CLIENT"] = "3/hour"
+    good = bearer(session_token(linen.domain, "1001"))
+    forged = bearer(session_token(linen.domain, "1001", secret="x" * 40))
+    for _ in range(3):
+        assert client.get("/api/cases", headers=forged).status_code == 401
+
+    limited = client.get("/api/cases", headers=good)
+
+    assert limited.status_code == 429
+    assert limited.get_json()["error"]["code"] == "rate_limited"

@@ -6,9 +6,9 @@ import json
 from dataclasses import replace
 
 import pytest
-from conftest import APP_SECRET, an_hour_before, deliver, install_shop
 from flask import Flask
 from flask.testing import FlaskClient
+from shopify_app_support import APP_SECRET, an_hour_before, deliver, install_shop
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 

@@ -1,0 +1,121 @@
+"""The app as a Shopify app in tests: its client id and secret, shops installed in it,
+session tokens and webhook deliveries as Shopify makes them."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import jwt
+from flask.testing import FlaskClient
+from sqlalchemy.orm import Session
+
+from app.clock import utcnow
+from app.crypto import SecretBox, secret_box
+from app.settings import Settings
+from app.shopify.models import ShopifyInstall
+from app.shops.models import Shop
+
+CLIENT_ID = "caseward-test-client-id"
+APP_SECRET = "shpss_test-app-secret-0123456789abcdef"
+ENCRYPTION_KEY = SecretBox.generate_key()
+
+
+@dataclass(frozen=True)
+class Installed:
+    shop: Shop
+    installed_at: datetime
+
+
+def install_shop(
+    session: Session, settings: Settings, name: str, *, installed_at: datetime | None = None
+) -> Installed:
+    """A shop with a live install, as token exchange would have left it."""
+    moment = installed_at or utcnow()
+    shop = Shop(domain=f"{name}.myshopify.com", name=name, created_at=moment)
+    session.add(shop)
+    session.flush()
+    session.add(
+        ShopifyInstall(
+            shop_id=shop.id,
+            encrypted_access_token=secret_box(settings).encrypt(f"shpat_{uuid.uuid4().hex}"),
+            scopes="read_orders,write_orders",
+            installed_at=moment,
+        )
+    )
+    session.commit()
+    return Installed(shop, moment)
+
+
+def shopify_signature(body: bytes, secret: str = APP_SECRET) -> str:
+    """``X-Shopify-Hmac-Sha256`` as Shopify computes it: base64 HMAC-SHA256 of the body."""
+    return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+
+
+def deliver(
+    client: FlaskClient,
+    shop: str,
+    topic: str,
+    payload: dict[str, Any],
+    *,
+    event_id: str | None = None,
+    triggered_at: datetime | None = None,
+    secret: str = APP_SECRET,
+    body: bytes | None = None,
+    signature: str | None = None,
+) -> Any:
+    raw = json.dumps(payload).encode() if body is None else body
+    headers = {
+        "Content-Type": "application/json",
+        "X-Shopify-Topic": topic,
+        "X-Shopify-Shop-Domain": shop,
+        "X-Shopify-Webhook-Id": str(uuid.uuid4()),
+        "X-Shopify-Event-Id": event_id or str(uuid.uuid4()),
+        "X-Shopify-Triggered-At": (triggered_at or utcnow()).isoformat(),
+        "X-Shopify-API-Version": "2026-04",
+        "X-Shopify-Hmac-Sha256": signature
+        if signature is not None
+        else shopify_signature(json.dumps(payload).encode(), secret),
+    }
+    return client.post("/webhooks/shopify", data=raw, headers=headers)
+
+
+def an_hour_before(moment: datetime) -> datetime:
+    return moment - timedelta(hours=1)
+
+
+def session_token(
+    shop: str,
+    user_id: str,
+    *,
+    secret: str = APP_SECRET,
+    aud: str = CLIENT_ID,
+    iss_shop: str | None = None,
+    issued_ago: float = 0.0,
+) -> str:
+    """A session token as the Shopify admin makes one: HS256 with the app secret, a
+    minute of life, ``iss`` and ``dest`` naming the shop, ``sub`` the staff member."""
+    issued = int(time.time() - issued_ago)
+    claims = {
+        "iss": f"https://{iss_shop or shop}/admin",
+        "dest": f"https://{shop}",
+        "aud": aud,
+        "sub": user_id,
+        "exp": issued + 60,
+        "nbf": issued,
+        "iat": issued,
+        "jti": str(uuid.uuid4()),
+        "sid": uuid.uuid4().hex,
+    }
+    return jwt.encode(claims, secret, algorithm="HS256")
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
