@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import CursorResult, or_, select, update
 from sqlalchemy.orm import Session
 
 from app import audit
@@ -64,16 +64,20 @@ def erase_customers(
     request_ref: str,
     actor: Actor,
     now: datetime,
+    payloads: bool = True,
 ) -> int:
-    """Erase what identifies each customer (see the table above); returns how many."""
+    """Erase what identifies each customer (see the list above); returns how many.
+
+    ``payloads=False`` leaves stored webhook payloads to the caller (a shop's erasure
+    blanks them all at once rather than searching them for each customer)."""
+    erased_events = _erase_payloads(session, shop, customers) if payloads else {}
     for customer in customers:
-        case_ids = list(session.scalars(select(Case.id).where(Case.customer_id == customer.id)))
-        session.execute(
+        erased_cases: CursorResult[Any] = session.execute(  # type: ignore[assignment]
             update(Case)
             .where(Case.customer_id == customer.id)
             .values(subject=ERASED, request_text=ERASED)
         )
-        erased_events = _erase_payloads(session, shop, customer)
+        cases = erased_cases.rowcount
         _delete_exports(session, shop, customer)
         customer.email, customer.name = None, None
         audit.record(
@@ -84,8 +88,8 @@ def erase_customers(
             data={
                 "customer_id": str(customer.id),
                 "request": request_ref,
-                "cases": len(case_ids),
-                "provider_events": erased_events,
+                "cases": cases,
+                "provider_events": erased_events.get(customer.id, 0),
             },
             now=now,
         )
@@ -96,10 +100,10 @@ def erase_customers(
 def erase_shop(
     session: Session, shop: Shop, *, request_ref: str, actor: Actor, now: datetime
 ) -> int:
-    """Everything that identifies any of the shop's customers, as for each of them."""
+    """Everything that identifies any of the shop's customers, every payload included."""
     customers = list(session.scalars(select(Customer).where(Customer.shop_id == shop.id)))
     erased = erase_customers(
-        session, shop, customers, request_ref=request_ref, actor=actor, now=now
+        session, shop, customers, request_ref=request_ref, actor=actor, now=now, payloads=False
     )
     session.execute(
         update(ProviderEvent)
@@ -190,16 +194,31 @@ def _customer_record(session: Session, customer: Customer) -> dict[str, Any]:
     }
 
 
-def _erase_payloads(session: Session, shop: Shop, customer: Customer) -> int:
-    """Blank the shop's stored webhook payloads that name the customer (by Shopify id
-    under a ``customer`` object, or by email anywhere); returns how many."""
-    shopify_id = (customer.shopify_customer_id or "").rsplit("/", 1)[-1]
-    email = (customer.email or "").lower()
-    erased = 0
+def _erase_payloads(
+    session: Session, shop: Shop, customers: Sequence[Customer]
+) -> dict[uuid.UUID, int]:
+    """Blank, in one pass, the shop's stored webhook payloads that name any of the
+    customers (by Shopify id under a ``customer`` object, or by email anywhere); returns
+    how many named each customer."""
+    wanted = [
+        (
+            customer.id,
+            (customer.shopify_customer_id or "").rsplit("/", 1)[-1],
+            (customer.email or "").lower(),
+        )
+        for customer in customers
+    ]
+    erased: dict[uuid.UUID, int] = {}
+    if not wanted:
+        return erased
     for event in session.scalars(select(ProviderEvent).where(ProviderEvent.shop_id == shop.id)):
-        if _names(event.payload, shopify_id, email):
+        named = [
+            cid for cid, shopify_id, email in wanted if _names(event.payload, shopify_id, email)
+        ]
+        if named:
             event.payload = {"erased": True}
-            erased += 1
+            for cid in named:
+                erased[cid] = erased.get(cid, 0) + 1
     return erased
 
 

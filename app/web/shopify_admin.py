@@ -37,7 +37,7 @@ from app.db import request_session
 from app.errors import SessionTokenRefused
 from app.settings import Settings
 from app.shopify.install import admit_staff_member, installed_shop, record_install
-from app.shopify.setup import policy_in_words, setup_steps
+from app.shopify.setup import SetupSteps, policy_in_words, setup_steps
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy, staff_member
 from app.staff.tokens import TOKEN_PREFIX
@@ -193,8 +193,9 @@ def embedded_page(view: Callable[[Shop, StaffMember], str]) -> Callable[[], Resp
 @embedded_page
 def home(shop: Shop, member: StaffMember) -> str:
     """The case queue; a shop not set up yet lands on the setup page instead."""
-    if setup_steps(request_session(), shop).remaining:
-        return _setup_html(shop, member)
+    steps = setup_steps(request_session(), shop)
+    if steps.remaining:
+        return _setup_html(shop, member, steps)
     return _render("admin/cases.html", shop, member, cases=list_cases(request_session(), shop.id))
 
 
@@ -203,16 +204,16 @@ def home(shop: Shop, member: StaffMember) -> str:
 def setup(shop: Shop, member: StaffMember) -> str:
     """Connect Stripe (tested first), read the policy, see that nothing moves yet, and
     turn writes on. Owners act; everyone else sees where the shop stands."""
-    return _setup_html(shop, member)
+    return _setup_html(shop, member, setup_steps(request_session(), shop))
 
 
-def _setup_html(shop: Shop, member: StaffMember) -> str:
+def _setup_html(shop: Shop, member: StaffMember, steps: SetupSteps) -> str:
     session = request_session()
     return _render(
         "admin/setup.html",
         shop,
         member,
-        steps=setup_steps(session, shop),
+        steps=steps,
         policy=policy_in_words(current_policy(session, shop.id)),
         permissions=REQUIRED_PERMISSIONS,
         is_owner=member.role in StaffRole.OWNER_ONLY,
