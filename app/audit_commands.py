@@ -99,14 +99,14 @@ def audit_export(shop_domain: str, out_file: Path | None) -> None:
         shop = _shop(session, shop_domain)
         checkpoint = head_checkpoint(session, shop, keys, utcnow())
         if out_file is None:
-            _write_export(sys.stdout, session, checkpoint, keys)
+            write_export(sys.stdout, session, checkpoint, keys)
         else:
             try:
                 create_private_file(out_file, "")
             except FileExistsError:
                 raise click.ClickException(f"{out_file} exists; not overwriting it") from None
             with out_file.open("w", encoding="utf-8") as out:
-                _write_export(out, session, checkpoint, keys)
+                write_export(out, session, checkpoint, keys)
         try:
             kept = keep_checkpoint(session, checkpoint, keys, checkpoint_dir(settings))
         except CheckpointError as exc:
@@ -118,7 +118,7 @@ def audit_export(shop_domain: str, out_file: Path | None) -> None:
         click.echo(f"checkpoint kept in {kept}", err=True)
 
 
-def _write_export(
+def write_export(
     out: IO[str], session: Session, checkpoint: Checkpoint, keys: AuditKeyRing
 ) -> None:
     for record in export_records(session, checkpoint):

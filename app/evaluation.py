@@ -4,7 +4,10 @@ Used when a proposal is made or edited, when it is approved, and by the worker
 right before the provider call. Order matters: our own actions are read before
 the provider's facts, so an action of ours that finishes in between is either
 still in our snapshot (counted once, matched by metadata against the provider's
-list) or already visible in the facts read after it.
+list) or already visible in the facts read after it. A refund's order is read
+first of all (from the provider itself when the provider is the store): it names the
+money being refunded, which selects our actions to count, and its per-line figures
+are never taken as lower than our own record of refunded lines.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from integrations.provider import (
     ActionKind,
     OrderFacts,
     OrderLine,
+    OrderSource,
     ProviderAdapter,
     ProviderStatus,
     TargetFacts,
@@ -74,6 +78,8 @@ class Evaluation:
     facts: TargetFacts
     # The case's customer at the provider, which the checks bound the action to.
     case_customer: str | None
+    # The money a refund gives back (see ProposedAction.money_ref); None for other kinds.
+    money_ref: str | None = None
 
 
 def evaluate_draft(
@@ -94,10 +100,11 @@ def evaluate_draft(
     The customer is the case's, read afresh here: whoever the proposal names, the
     checks compare the target's owner with the case's customer at the provider."""
     case_customer = case_customer_at(session, case, draft.provider)
+    order = _order_for(session, shop.id, draft, adapter)
+    money_ref = money_of(draft, order)
     in_flight, history = _our_actions(
-        session, shop.id, draft, case_customer, policy, own_action_id, now
+        session, shop.id, draft, money_ref, case_customer, policy, own_action_id, now
     )
-    order = _order_for(session, shop.id, draft)
     facts = adapter.facts(draft.kind, draft.target)
     proposal = ProposedAction(
         kind=draft.kind,
@@ -113,6 +120,7 @@ def evaluate_draft(
         identity_level=IdentityLevel(case.identity_level),
         proposed_by=proposed_by,
         proposal_id=str(own_action_id) if own_action_id else None,
+        money_ref=money_ref,
     )
     verdict = evaluate(
         proposal,
@@ -124,7 +132,19 @@ def evaluate_draft(
         order=order,
         now=now,
     )
-    return Evaluation(verdict=verdict, facts=facts, case_customer=case_customer)
+    return Evaluation(
+        verdict=verdict, facts=facts, case_customer=case_customer, money_ref=money_ref
+    )
+
+
+def money_of(draft: Draft, order: OrderFacts | None) -> str | None:
+    """The money a refund gives back: the Stripe payment behind the order when there is
+    one, else the refund's own target. Not a refund: None."""
+    if draft.kind != ActionKind.REFUND:
+        return None
+    if order is not None and order.payment_id:
+        return order.payment_id
+    return draft.target
 
 
 def case_customer_at(session: Session, case: Case, provider: str) -> str | None:
@@ -139,6 +159,7 @@ def _our_actions(
     session: Session,
     shop_id: uuid.UUID,
     draft: Draft,
+    money_ref: str | None,
     customer: str | None,
     policy: PolicyRules,
     own_action_id: uuid.UUID | None,
@@ -165,6 +186,8 @@ def _our_actions(
     customer_unknown = policy.per_customer_cap is not None and not customer
     if policy.per_shop_cap is None and not customer_unknown:
         related = [Action.target == draft.target]
+        if money_ref:
+            related.append(Action.money_ref == money_ref)
         if customer:
             related.append(Action.customer_ref == customer)
         query = query.where(or_(*related))
@@ -188,6 +211,8 @@ def _our_actions(
                     amount=amount,
                     line_items=line_item_refs(action.line_items),
                     status=_IN_FLIGHT_STATUS[ActionStatus(action.status)],
+                    provider=action.provider,
+                    money_ref=action.money_ref,
                 )
             )
         elif amount is not None:
@@ -201,6 +226,8 @@ def _our_actions(
                     line_items=line_item_refs(action.line_items),
                     status=ProviderStatus(action.status),
                     created_at=action.created_at,
+                    provider=action.provider,
+                    money_ref=action.money_ref,
                 )
             )
     return tuple(in_flight), tuple(history)
@@ -210,10 +237,15 @@ def _order_for(
     session: Session,
     shop_id: uuid.UUID,
     draft: Draft,
+    adapter: ProviderAdapter,
 ) -> OrderFacts | None:
-    """The store order behind a refunded payment, with what each line already got back."""
+    """The store order behind a refunded payment, with what each line already got back:
+    read fresh from a provider that is the store (Shopify), else from our copy of the
+    order paid by the target payment, with our refunds of each line."""
     if draft.kind != ActionKind.REFUND:
         return None
+    if isinstance(adapter, OrderSource):
+        return adapter.order(draft.target)
     order = session.scalars(
         select(Order).where(Order.shop_id == shop_id, Order.payment_id == draft.target)
     ).one_or_none()
@@ -258,6 +290,19 @@ def _order_for(
 
 def line_item_refs(items: list[dict[str, object]]) -> tuple[LineItemRef, ...]:
     return tuple(
-        LineItemRef(line_id=str(item["line_id"]), amount_minor=int(str(item["amount"])))
+        LineItemRef(
+            line_id=str(item["line_id"]),
+            amount_minor=int(str(item["amount"])),
+            quantity=None if item.get("quantity") is None else int(str(item["quantity"])),
+        )
         for item in items
     )
+
+
+def line_item_rows(items: tuple[LineItemRef, ...]) -> list[dict[str, object]]:
+    """Line items as stored on a proposal or action; the quantity only where it is given."""
+    return [
+        {"line_id": item.line_id, "amount": item.amount_minor}
+        | ({} if item.quantity is None else {"quantity": item.quantity})
+        for item in items
+    ]

@@ -16,11 +16,12 @@ ISO 4217 codes as providers send them. This module imports nothing from ``app``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 class ActionKind(StrEnum):
@@ -159,6 +160,10 @@ class OrderFacts:
     lines: tuple[OrderLine, ...] = ()
     fulfilled_at: datetime | None = None
     delivered_at: datetime | None = None
+    # What the store shows of the order as a whole (minor units), and whose it is.
+    total: int | None = None
+    created_at: datetime | None = None
+    customer_id: str | None = None
 
 
 # ---------------------------------------------------------------- writes
@@ -252,6 +257,31 @@ class CredentialsRefused(ProviderError):
     """The credentials are of a kind Caseward will not use (for example a Stripe ``sk_`` key)."""
 
 
+@dataclass(frozen=True)
+class Targets:
+    """What an adapter's actions may name: per kind, the form of the target's id (a kind
+    left out is one the provider does not do), and what a line item of a refund needs.
+
+    Proposals are checked against these before anything is read from the provider, so
+    a Stripe id never reaches Shopify and the reverse; ``described`` says it in words.
+    """
+
+    ids: Mapping[ActionKind, re.Pattern[str]]
+    examples: Mapping[ActionKind, str]
+    line_item_id: re.Pattern[str]
+    # Shopify refunds a line by quantity; Stripe knows no lines and takes amounts alone.
+    line_item_quantity: bool = False
+    # Parameters beyond the common ones that this provider's actions of a kind take.
+    extra_params: Mapping[ActionKind, frozenset[str]] = field(default_factory=dict)
+
+    def accepts(self, kind: ActionKind, target: str) -> bool:
+        pattern = self.ids.get(kind)
+        return pattern is not None and pattern.fullmatch(target) is not None
+
+    def described(self, kind: ActionKind) -> str:
+        return self.examples.get(kind, "nothing: this provider does not do that")
+
+
 class ProviderAdapter(Protocol):
     name: str
 
@@ -260,6 +290,14 @@ class ProviderAdapter(Protocol):
     def submit(self, request: ActionRequest) -> ProviderAnswer: ...
 
     def find(self, request: ActionRequest) -> ProviderAnswer | None: ...
+
+
+@runtime_checkable
+class OrderSource(Protocol):
+    """An adapter whose refunds target a store order it can read (Shopify): the order's
+    lines and the payment behind it come fresh from the provider, not from our copy."""
+
+    def order(self, target: str) -> OrderFacts | None: ...
 
 
 # Every write carries our action id in the provider's metadata under this key.

@@ -1,14 +1,23 @@
 """Test helpers shared by the Shopify test folders (the client's and the sandbox's).
 
 ``tests/`` is on ``sys.path``, so both folders import this module by name. It holds what
-they do the same way: seeding the one order most tests refund, and verifying an admin
-request carrying a session token.
+they do the same way: seeding the one order most tests refund, verifying an admin
+request carrying a session token, and delivering a webhook as Shopify signs it.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
+import uuid
 from datetime import datetime
+from typing import Any
 
+from flask.testing import FlaskClient
+
+from app.clock import utcnow
 from integrations.shopify.auth import AdminVerified, ShopifyAuth
 from integrations.shopify.sandbox import ShopifySandbox
 
@@ -57,3 +66,38 @@ def verify_admin(auth: ShopifyAuth, session_token: str) -> AdminVerified:
     )
     assert isinstance(result, AdminVerified), result
     return result
+
+
+def webhook_signature(body: bytes, secret: str) -> str:
+    """``X-Shopify-Hmac-Sha256`` as Shopify computes it: base64 HMAC-SHA256 of the body."""
+    return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+
+
+def deliver_webhook(
+    client: FlaskClient,
+    shop: str,
+    topic: str,
+    payload: dict[str, Any],
+    *,
+    secret: str,
+    event_id: str | None = None,
+    triggered_at: datetime | None = None,
+    body: bytes | None = None,
+    signature: str | None = None,
+) -> Any:
+    """POST a webhook to the app with Shopify's headers, signed over ``payload`` (or
+    ``signature`` as given); ``body`` replaces what is sent, to test tampering."""
+    raw = json.dumps(payload).encode() if body is None else body
+    headers = {
+        "Content-Type": "application/json",
+        "X-Shopify-Topic": topic,
+        "X-Shopify-Shop-Domain": shop,
+        "X-Shopify-Webhook-Id": str(uuid.uuid4()),
+        "X-Shopify-Event-Id": event_id or str(uuid.uuid4()),
+        "X-Shopify-Triggered-At": (triggered_at or utcnow()).isoformat(),
+        "X-Shopify-API-Version": "2026-04",
+        "X-Shopify-Hmac-Sha256": signature
+        if signature is not None
+        else webhook_signature(json.dumps(payload).encode(), secret),
+    }
+    return client.post("/webhooks/shopify", data=raw, headers=headers)

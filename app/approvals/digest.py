@@ -41,11 +41,17 @@ def digest_of(item: Reviewable, policy_version: int) -> str:
         "customer": item.customer_ref,
         "amount": item.amount,
         "currency": item.currency,
-        "line_items": sorted(
-            (str(line["line_id"]), int(line["amount"])) for line in item.line_items
-        ),
+        "line_items": sorted(_reviewed_line(line) for line in item.line_items),
         "params": item.params,
         "policy_version": policy_version,
     }
     canonical = json.dumps(reviewed, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _reviewed_line(line: dict[str, Any]) -> tuple[str, int] | tuple[str, int, int]:
+    """A line as reviewed: its id and amount, and its quantity where the provider refunds
+    by quantity (left out otherwise, so digests of amount-only lines never change)."""
+    if line.get("quantity") is None:
+        return str(line["line_id"]), int(line["amount"])
+    return str(line["line_id"]), int(line["amount"]), int(line["quantity"])

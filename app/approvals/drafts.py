@@ -7,12 +7,12 @@ fits the column it is stored in.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from app.errors import InvalidInput
 from app.evaluation import Draft
+from app.execution.providers import TARGETS
 from app.guard import ALLOWED_PARAMS, LineItemRef
 from app.money import MoneyError, normalise_currency
 from app.validation import (
@@ -25,60 +25,59 @@ from app.validation import (
     only_keys,
     text,
 )
-from integrations.provider import ActionKind
+from integrations.provider import ActionKind, Targets
 
-_TARGET_PREFIXES: dict[ActionKind, tuple[str, ...]] = {
-    ActionKind.REFUND: ("pi_", "ch_"),
-    ActionKind.CUSTOMER_CREDIT: ("cus_",),
-    ActionKind.DISCOUNT: ("cus_",),
-    ActionKind.SUBSCRIPTION_CANCEL: ("sub_",),
-    ActionKind.SUBSCRIPTION_CHANGE: ("sub_",),
-}
 _NEEDS_AMOUNT = (ActionKind.REFUND, ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT)
 MAX_TEXT = REASON_TEXT
-FIELDS = ("kind", "target", "amount", "currency", "line_items", "params", "reason", "customer_ref")
-# Provider object ids are short; Stripe's are well under this.
+FIELDS = (
+    "kind",
+    "provider",
+    "target",
+    "amount",
+    "currency",
+    "line_items",
+    "params",
+    "reason",
+    "customer_ref",
+)
+# Provider object ids are short; Stripe's and Shopify's are well under this.
 MAX_ID = SHORT_TEXT
-_PROVIDER_ID = re.compile(rf"[A-Za-z0-9_]{{4,{MAX_ID}}}")
 MAX_LINE_ITEMS = 100
 # Stripe's coupon durations and subscription proration behaviours.
 DURATIONS = ("once", "repeating", "forever")
 PRORATIONS = ("create_prorations", "none", "always_invoice")
 
 
-def parse_draft(payload: Mapping[str, Any], *, provider: str = "stripe") -> Draft:
+def parse_draft(payload: Mapping[str, Any], *, targets: Mapping[str, Targets] = TARGETS) -> Draft:
+    """The draft ``payload`` describes. Its provider is the one named, or else the one
+    whose ids the target has (Stripe's and Shopify's never look alike)."""
     only_keys(dict(payload), FIELDS)
     kind = _kind(payload.get("kind"))
-    target = payload.get("target")
-    if (
-        not isinstance(target, str)
-        or not target.startswith(_TARGET_PREFIXES[kind])
-        or not _PROVIDER_ID.fullmatch(target)
-    ):
-        expected = " or ".join(f"'{p}...'" for p in _TARGET_PREFIXES[kind])
-        raise InvalidInput(
-            f"a {kind.value} targets a {provider} id like {expected}"
-            f" (letters, digits and _, at most {MAX_ID} characters)",
-            field="target",
-        )
+    provider = _provider(payload, kind, targets)
+    accepted = targets[provider]
     customer_ref = text(payload.get("customer_ref"), "customer_ref", max_length=MAX_ID)
+    target = str(payload["target"])
     if kind in (ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT):
         customer_ref = target
     amount, currency = _amount(payload, required=kind in _NEEDS_AMOUNT)
     params = payload.get("params") or {}
     if not isinstance(params, Mapping):
         raise InvalidInput("params must be an object", field="params")
-    unknown = sorted(set(params) - ALLOWED_PARAMS[kind])
+    allowed = (ALLOWED_PARAMS[kind] - _PROVIDER_PARAMS) | accepted.extra_params.get(
+        kind, frozenset()
+    )
+    unknown = sorted(set(params) - allowed)
     if unknown:
         raise InvalidInput(
-            f"{', '.join(unknown)} is not a parameter of a {kind.value}",
+            f"{', '.join(unknown)} is not a parameter of a {provider} {kind.value}",
             field=f"params.{unknown[0]}",
         )
     params = dict(params)
     _check_params(kind, params)
+    _check_store_params(params, amount)
     if kind == ActionKind.SUBSCRIPTION_CHANGE and "items" in params:
         params["items"] = _subscription_items(params["items"])
-    line_items = _line_items(payload.get("line_items"), kind)
+    line_items = _line_items(payload.get("line_items"), kind, accepted)
     return Draft(
         kind=kind,
         provider=provider,
@@ -89,6 +88,34 @@ def parse_draft(payload: Mapping[str, Any], *, provider: str = "stripe") -> Draf
         line_items=line_items,
         params=dict(params),
         reason=text(payload.get("reason"), "reason", max_length=MAX_TEXT, multiline=True),
+    )
+
+
+# Parameters only some providers take; each provider's Targets lists those it does.
+_PROVIDER_PARAMS = frozenset({"shipping", "notify"})
+
+
+def _provider(payload: Mapping[str, Any], kind: ActionKind, targets: Mapping[str, Targets]) -> str:
+    """The provider the draft is for, with its target checked against that provider's ids."""
+    named = payload.get("provider")
+    if named is not None:
+        provider = str(choice(named, "provider", tuple(targets)))
+        candidates = [provider]
+    else:
+        candidates = [name for name, accepted in targets.items() if kind in accepted.ids]
+    target = payload.get("target")
+    fits = [
+        name
+        for name in candidates
+        if isinstance(target, str) and len(target) <= MAX_ID and targets[name].accepts(kind, target)
+    ]
+    if len(fits) == 1:
+        return fits[0]
+    expected = " or ".join(targets[name].described(kind) for name in candidates) or (
+        "nothing: no connected provider does that"
+    )
+    raise InvalidInput(
+        f"a {kind.value} targets {expected} (at most {MAX_ID} characters)", field="target"
     )
 
 
@@ -122,7 +149,7 @@ def _amount(payload: Mapping[str, Any], *, required: bool) -> tuple[int | None, 
         raise InvalidInput(str(exc), field="currency") from exc
 
 
-def _line_items(value: object, kind: ActionKind) -> tuple[LineItemRef, ...]:
+def _line_items(value: object, kind: ActionKind, accepted: Targets) -> tuple[LineItemRef, ...]:
     if value is None:
         return ()
     if kind != ActionKind.REFUND:
@@ -131,15 +158,25 @@ def _line_items(value: object, kind: ActionKind) -> tuple[LineItemRef, ...]:
         raise InvalidInput(
             f"line_items must be a list of at most {MAX_LINE_ITEMS}", field="line_items"
         )
+    keys = ("line_id", "amount") + (("quantity",) if accepted.line_item_quantity else ())
     items = []
     for index, item in enumerate(value):
         field = f"line_items[{index}]"
         if not isinstance(item, Mapping) or not isinstance(item.get("line_id"), str):
             raise InvalidInput("each line item needs a line_id", field=f"{field}.line_id")
-        only_keys(dict(item), ("line_id", "amount"), prefix=f"{field}.")
-        line_id = text(item["line_id"], f"{field}.line_id", max_length=MAX_ID, required=True)
+        only_keys(dict(item), keys, prefix=f"{field}.")
+        line_id = str(text(item["line_id"], f"{field}.line_id", max_length=MAX_ID, required=True))
+        if not accepted.line_item_id.fullmatch(line_id):
+            raise InvalidInput(
+                "line_id is not an order line id of this provider", field=f"{field}.line_id"
+            )
         amount = integer(item.get("amount"), f"{field}.amount", minimum=1)
-        items.append(LineItemRef(line_id=str(line_id), amount_minor=amount))
+        quantity = (
+            integer(item.get("quantity"), f"{field}.quantity", minimum=1, maximum=INT32_MAX)
+            if accepted.line_item_quantity
+            else None
+        )
+        items.append(LineItemRef(line_id=line_id, amount_minor=amount, quantity=quantity))
     return tuple(items)
 
 
@@ -161,6 +198,14 @@ def _subscription_items(value: object) -> list[list[object]]:
         quantity = integer(item.get("quantity", 1), f"{field}.quantity", minimum=1)
         pairs.append([price, quantity])
     return pairs
+
+
+def _check_store_params(params: Mapping[str, Any], amount: int | None) -> None:
+    """Shopify's: a shipping refund is part of the amount; notify is said outright."""
+    if "shipping" in params:
+        integer(params["shipping"], "params.shipping", minimum=1, maximum=amount or 1)
+    if "notify" in params:
+        boolean(params["notify"], "params.notify")
 
 
 def _check_params(kind: ActionKind, params: Mapping[str, Any]) -> None:

@@ -44,6 +44,8 @@ class Proposal(Base):
     amount: Mapped[int | None] = mapped_column(Integer)
     currency: Mapped[str | None] = mapped_column(String(3))
     line_items: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # The money a refund gives back, whichever provider is asked (see app.evaluation.money_of).
+    money_ref: Mapped[str | None] = mapped_column(String(255))
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     reason: Mapped[str | None] = mapped_column(Text)
     proposed_by: Mapped[str] = mapped_column(String(255))

@@ -30,7 +30,7 @@ from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
 from app.cases.service import get_case
 from app.errors import Conflict, Forbidden, NotFound
-from app.evaluation import Draft, Evaluation, evaluate_draft
+from app.evaluation import Draft, Evaluation, evaluate_draft, line_item_rows
 from app.execution.models import Action, ActionStatus
 from app.guard import Verdict
 from app.lifecycle import move_action, move_case, move_proposal
@@ -289,11 +289,10 @@ def _apply(
     proposal.target = draft.target
     # Bound to the case's customer, whoever the draft named: the digest covers it.
     proposal.customer_ref = evaluation.case_customer
+    proposal.money_ref = evaluation.money_ref
     proposal.amount = draft.amount
     proposal.currency = draft.currency
-    proposal.line_items = [
-        {"line_id": i.line_id, "amount": i.amount_minor} for i in draft.line_items
-    ]
+    proposal.line_items = line_item_rows(draft.line_items)
     proposal.params = dict(draft.params)
     proposal.reason = draft.reason
     proposal.verdict = verdict.to_dict()
@@ -408,6 +407,7 @@ def _create_action(
         currency=proposal.currency,
         line_items=list(proposal.line_items),
         params=dict(proposal.params),
+        money_ref=proposal.money_ref,
         # Derived from the action alone and stored now, before any call: every send of
         # this action, by any worker, after any crash, uses this key and no other.
         idempotency_key=f"caseward-action-{action_id}",

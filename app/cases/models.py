@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.clock import utcnow
@@ -27,18 +27,24 @@ class Customer(Base):
 
     def identity_at(self, provider: str) -> str | None:
         """The customer's own id at ``provider``: the only owner money may reach."""
-        return {"stripe": self.stripe_customer_id}.get(provider)
+        return {"stripe": self.stripe_customer_id, "shopify": self.shopify_customer_id}.get(
+            provider
+        )
 
 
 class Order(Base):
-    """A store order and the provider payment behind it.
+    """A store order and the provider payment behind it (for a Shopify order: our copy,
+    see :mod:`app.cases.store_orders`).
 
     ``lines`` is a list of ``{"id", "title", "quantity", "paid"}`` with ``paid`` in
     minor units: what a line-item refund is bounded by.
     """
 
     __tablename__ = "orders"
-    __table_args__ = (UniqueConstraint("shop_id", "name"),)
+    __table_args__ = (
+        UniqueConstraint("shop_id", "name"),
+        Index("uq_orders_shop_shopify_order_id", "shop_id", "shopify_order_id", unique=True),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
@@ -48,6 +54,8 @@ class Order(Base):
     total: Mapped[int] = mapped_column(Integer)
     payment_provider: Mapped[str] = mapped_column(String(32))
     payment_id: Mapped[str | None] = mapped_column(String(255))
+    # The order's gid when it is a Shopify order (our copy of it, refreshed from Shopify).
+    shopify_order_id: Mapped[str | None] = mapped_column(String(255))
     lines: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     fulfilled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -238,9 +238,7 @@ def _prepare_send(
     when it must not go.
     """
     now = ctx.clock()
-    locked_row(
-        session, TargetLock, shop_id=action.shop_id, provider=action.provider, target=action.target
-    )
+    _lock_what_it_moves(session, action)
     shop = get_shop(session, action.shop_id)
     proposal = session.get(Proposal, action.proposal_id)
     policy = current_policy(session, shop.id)
@@ -518,6 +516,24 @@ def _draft(action: Action) -> Draft:
         params=dict(action.params),
         reason=None,
     )
+
+
+def _lock_what_it_moves(session: Session, action: Action) -> None:
+    """Hold the lock on the money a refund gives back (one lock for a Shopify order and
+    the Stripe payment behind it), or on the action's target for other kinds, until the
+    transaction ends: actions on the same money are checked and marked one at a time."""
+    if action.money_ref is not None:
+        locked_row(
+            session, TargetLock, shop_id=action.shop_id, provider="money", target=action.money_ref
+        )
+    else:
+        locked_row(
+            session,
+            TargetLock,
+            shop_id=action.shop_id,
+            provider=action.provider,
+            target=action.target,
+        )
 
 
 def _locked_action(session: Session, action_id: uuid.UUID) -> Action | None:

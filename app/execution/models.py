@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -66,7 +67,10 @@ class ActionStatus(StrEnum):
 class Action(Base):
     __tablename__ = "actions"
     # One proposal revision yields at most one action, whoever clicks approve.
-    __table_args__ = (UniqueConstraint("proposal_id", "proposal_revision"),)
+    __table_args__ = (
+        UniqueConstraint("proposal_id", "proposal_revision"),
+        Index("ix_actions_shop_money_ref", "shop_id", "money_ref"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
@@ -81,6 +85,8 @@ class Action(Base):
     amount: Mapped[int | None] = mapped_column(Integer)
     currency: Mapped[str | None] = mapped_column(String(3))
     line_items: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # The money a refund gives back, whichever provider is asked (see app.evaluation.money_of).
+    money_ref: Mapped[str | None] = mapped_column(String(255))
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     # Derived from the action id and stored before the first call; never replaced.
     idempotency_key: Mapped[str] = mapped_column(String(255), unique=True)
@@ -142,7 +148,10 @@ class TargetLock(Base):
     """One row per provider object our actions touch; locked while an action is checked.
 
     On PostgreSQL ``SELECT ... FOR UPDATE`` on this row serialises every check of
-    the same payment (or customer, or subscription) across workers and web.
+    the same payment (or customer, or subscription) across workers and web. Refunds
+    lock their money instead (``provider`` "money", ``target`` the action's
+    ``money_ref``), so refunds of one payment through Stripe and through Shopify queue
+    behind each other.
     """
 
     __tablename__ = "target_locks"

@@ -1,24 +1,41 @@
 """Which adapter speaks for a shop's provider: the registry and the credentials behind it.
 
-Adding a provider touches ``integrations/`` and one line of :data:`BUILDERS`.
+Stripe's credential is the shop's stored restricted key (:class:`Connection`); Shopify's
+is the app's offline token for the shop (:class:`ShopifyInstall`), refreshed before use
+under the install's row lock (:func:`app.shopify.install.usable_token`). Adding a provider
+touches ``integrations/``, :data:`TARGETS` and the factory below.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
-from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.clock import utcnow
 from app.connections.models import Connection
 from app.crypto import SecretBox
 from app.errors import Forbidden
 from app.settings import Settings
-from integrations.provider import ProviderAdapter
+from app.shopify.install import usable_token
+from app.shops.models import Shop
+from integrations.provider import ProviderAdapter, Targets
+from integrations.shopify.adapter import TARGETS as SHOPIFY_TARGETS
+from integrations.shopify.adapter import ShopifyAdapter
+from integrations.shopify.auth import ShopifyAuth
+from integrations.shopify.errors import ShopifyTokenError
+from integrations.stripe.adapter import TARGETS as STRIPE_TARGETS
 from integrations.stripe.adapter import StripeAdapter
+
+# What each provider's actions may name; a proposal's provider is one of these.
+TARGETS: dict[str, Targets] = {"stripe": STRIPE_TARGETS, "shopify": SHOPIFY_TARGETS}
+
+# Refreshing a Shopify token failed for good: the grant is gone until the next admin visit.
+_LOST_GRANT = frozenset({"invalid_grant", "refresh_token_expired", "invalid_client"})
 
 
 class AdapterFactory(Protocol):
@@ -34,32 +51,78 @@ def _stripe(settings: Settings, connection: Connection, secret: str) -> Provider
     )
 
 
-BUILDERS: dict[str, Callable[[Settings, Connection, str], ProviderAdapter]] = {
-    "stripe": _stripe,
-}
+class _ShopifyAdapters:
+    """Adapters for installed shops, on one :class:`ShopifyAuth` (one HTTP client) made
+    on first use, so processes that never touch Shopify never build it."""
+
+    def __init__(self, settings: Settings, box: SecretBox) -> None:
+        self._settings = settings
+        self._box = box
+        self._auth: ShopifyAuth | None = None
+        self._lock = threading.Lock()
+
+    def _shared_auth(self) -> ShopifyAuth:
+        settings = self._settings
+        if not (settings.shopify_api_key and settings.shopify_api_secret):
+            raise Forbidden("Shopify is not configured for this Caseward", code="not_connected")
+        with self._lock:
+            if self._auth is None:
+                self._auth = ShopifyAuth(
+                    settings.shopify_api_key,
+                    settings.shopify_api_secret,
+                    old_client_secret=settings.shopify_old_api_secret or None,
+                    api_base=settings.shopify_api_base or None,
+                    timeout=settings.provider_timeout_seconds,
+                )
+            return self._auth
+
+    def adapter(self, session: Session, shop_id: uuid.UUID) -> ProviderAdapter:
+        shop = session.get(Shop, shop_id)
+        if shop is None or shop.uninstalled_at is not None:
+            raise Forbidden("the app is not installed in this shop", code="not_connected")
+        auth = self._shared_auth()
+        try:
+            token = usable_token(
+                session, shop, box=self._box, refresh=auth.refresh_if_needed, now=utcnow()
+            )
+        except LookupError as exc:
+            raise Forbidden(str(exc), code="not_connected") from exc
+        except ShopifyTokenError as exc:
+            if exc.code in _LOST_GRANT:
+                raise Forbidden(
+                    f"Shopify no longer accepts the shop's token ({exc.code}): "
+                    "open Caseward in the shop's admin to grant it again",
+                    code="not_connected",
+                ) from exc
+            raise  # a network or server failure: the job fails and is tried again
+        return ShopifyAdapter(shop.domain, token.token, http_client=auth.http_client)
 
 
 def connection_adapters(
     settings: Settings, box: SecretBox, *, reuse: bool = False
 ) -> AdapterFactory:
-    """Adapters built from the shop's stored (encrypted) connection.
+    """Adapters built from the shop's stored (encrypted) credentials.
 
-    With ``reuse`` (one worker process, one thread) an adapter and its HTTP connection
-    are kept per connection version, so consecutive jobs skip decryption and a new
-    TCP connection; a re-saved connection gets a new adapter.
+    With ``reuse`` (one worker process, one thread) a Stripe adapter and its HTTP
+    connection are kept per connection version, so consecutive jobs skip decryption and
+    a new TCP connection; a re-saved connection gets a new adapter. Shopify adapters
+    are made per use (the token may have been refreshed) on one shared HTTP client.
     """
     kept: dict[tuple[uuid.UUID, datetime], ProviderAdapter] = {}
+    shopify = _ShopifyAdapters(settings, box)
 
     def factory(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
+        if provider == "shopify":
+            return shopify.adapter(session, shop_id)
         connection = session.scalars(
             select(Connection).where(Connection.shop_id == shop_id, Connection.provider == provider)
         ).one_or_none()
-        if connection is None or provider not in BUILDERS:
+        if connection is None or provider != "stripe":
             raise Forbidden(f"the shop has no {provider} connection", code="not_connected")
         version = (connection.id, connection.created_at)
         if reuse and version in kept:
             return kept[version]
-        adapter = BUILDERS[provider](settings, connection, box.decrypt(connection.encrypted_secret))
+        adapter = _stripe(settings, connection, box.decrypt(connection.encrypted_secret))
         if reuse:
             if len(kept) >= _KEPT_ADAPTERS:
                 kept.clear()

@@ -81,27 +81,36 @@ def enqueue_privacy_request(queue: Queue, event_row_id: int) -> None:
         )
 
 
-def _enqueue_unique(queue: Queue, function: str, action_id: uuid.UUID, job_id: str) -> bool:
+def enqueue_order_refresh(queue: Queue, customer_id: uuid.UUID) -> bool:
+    """Refresh our copy of the customer's Shopify orders (background queue); a refresh
+    already waiting for the customer will read the same orders, so none is added."""
+    return _enqueue_unique(
+        queue, "app.cases.jobs.refresh_customer_orders", customer_id, f"orders-{customer_id}"
+    )
+
+
+def _enqueue_unique(queue: Queue, function: str, subject_id: uuid.UUID, job_id: str) -> bool:
+    """Queue ``function(subject_id)`` as ``job_id`` unless a live job has that id."""
     try:
-        _enqueue(queue, function, action_id, job_id)
+        _enqueue(queue, function, subject_id, job_id)
     except DuplicateJobError:
         existing = queue.fetch_job(job_id)
         if existing is not None and existing.get_status(refresh=True) not in _DONE:
             return False
-        # A finished or failed job whose action still needs doing: replace it.
+        # A finished or failed job whose work still needs doing: replace it.
         if existing is not None:
             existing.delete()
         try:
-            _enqueue(queue, function, action_id, job_id)
+            _enqueue(queue, function, subject_id, job_id)
         except DuplicateJobError:
             return False
     return True
 
 
-def _enqueue(queue: Queue, function: str, action_id: uuid.UUID, job_id: str) -> None:
+def _enqueue(queue: Queue, function: str, subject_id: uuid.UUID, job_id: str) -> None:
     queue.enqueue(
         function,
-        str(action_id),
+        str(subject_id),
         job_id=job_id,
         unique=True,
         result_ttl=_RESULT_TTL,

@@ -19,8 +19,9 @@ from integrations.provider import ACTION_ID_METADATA_KEY, ActionKind
 
 # The parameters each kind may carry to the provider; anything else is refused.
 ALLOWED_PARAMS = {
-    ActionKind.REFUND: frozenset({"reason"}),
-    ActionKind.CUSTOMER_CREDIT: frozenset({"reason", "description"}),
+    # shipping and notify: Shopify's (see integrations.shopify.adapter.TARGETS).
+    ActionKind.REFUND: frozenset({"reason", "shipping", "notify"}),
+    ActionKind.CUSTOMER_CREDIT: frozenset({"reason", "description", "notify"}),
     ActionKind.DISCOUNT: frozenset(
         {"reason", "percent_off", "amount_off", "duration", "duration_in_months"}
     ),

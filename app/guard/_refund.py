@@ -14,7 +14,7 @@ from app.guard._common import (
     target_exists,
 )
 from app.guard._context import Context, day, fmt, moved_money
-from app.guard.proposal import InFlightAction, LineItemRef
+from app.guard.proposal import InFlightAction, LineItemRef, PastAction
 from app.guard.verdict import CheckName, CheckResult
 from app.money import Money
 from integrations.provider import (
@@ -28,15 +28,18 @@ from integrations.provider import (
 
 @dataclass(frozen=True)
 class _Ledger:
-    """Our refunds on this payment, split by whether the provider already shows them.
+    """Our refunds of this money, split by where they show.
 
     An in-flight action whose write already appears among the provider's refunds
     (matched by our action id in its metadata) is counted once, as the provider's
-    refund, with the provider's status.
+    refund, with the provider's status. The same money refunded through the other
+    provider (a Shopify order paid through Stripe) never shows in this provider's
+    refunds: those of ours count as in flight until settled, then as ``elsewhere``.
     """
 
     at_provider: dict[str, ProviderRefund]  # our action id -> the provider's refund
     unseen: tuple[InFlightAction, ...]  # in flight, not (yet) at the provider
+    elsewhere: tuple[PastAction, ...]  # settled through the other provider, money moved
 
     @classmethod
     def of(cls, ctx: Context, payment: PaymentFacts) -> _Ledger:
@@ -45,14 +48,29 @@ class _Ledger:
             for refund in payment.refunds
             if ACTION_ID_METADATA_KEY in refund.metadata
         }
+        proposal = ctx.proposal
+
+        def same_money(target: str, money_ref: str | None) -> bool:
+            return target == payment.id or (
+                proposal.money_ref is not None and money_ref == proposal.money_ref
+            )
+
         unseen = tuple(
             action
             for action in ctx.in_flight
             if action.kind is ActionKind.REFUND
-            and action.target == payment.id
+            and same_money(action.target, action.money_ref)
             and action.action_id not in at_provider
         )
-        return cls(at_provider, unseen)
+        elsewhere = tuple(
+            past
+            for past in ctx.history
+            if past.kind is ActionKind.REFUND
+            and past.provider != proposal.provider
+            and same_money(past.target, past.money_ref)
+            and moved_money(past.status)
+        )
+        return cls(at_provider, unseen, elsewhere)
 
     def in_flight(self, payment: PaymentFacts) -> int:
         # A refund sent without an amount refunds whatever is left, so it leaves nothing.
@@ -60,6 +78,9 @@ class _Ledger:
             payment.captured if action.amount is None else action.amount.amount
             for action in self.unseen
         )
+
+    def refunded_elsewhere(self) -> int:
+        return sum(past.amount.amount for past in self.elsewhere)
 
 
 def refund_checks(ctx: Context, payment: PaymentFacts) -> list[CheckResult]:
@@ -140,23 +161,27 @@ def _not_disputed(payment: PaymentFacts) -> CheckResult:
 
 
 def _remaining(payment: PaymentFacts, ledger: _Ledger, amount: Money) -> CheckResult:
-    """Captured minus refunded at the provider (pending and succeeded) minus ours in flight."""
+    """Captured minus refunded at the provider (pending and succeeded), minus ours through
+    the other provider, minus ours in flight."""
     in_flight = ledger.in_flight(payment)
-    remaining = payment.captured - payment.refunded - in_flight
+    refunded = payment.refunded + ledger.refunded_elsewhere()
+    remaining = payment.captured - refunded - in_flight
     facts = {
         "currency": amount.currency,
         "captured": payment.captured,
-        "refunded": payment.refunded,
+        "refunded": refunded,
         "in_flight": in_flight,
         "remaining": remaining,
         "requested": amount.amount,
         "in_flight_actions": [action.action_id for action in ledger.unseen],
         "ours_at_provider": sorted(ledger.at_provider),
     }
+    if ledger.elsewhere:
+        facts["refunded_elsewhere"] = [past.action_id for past in ledger.elsewhere]
     cur = amount.currency
     left = (
         f"({fmt(max(remaining, 0), cur)} of {fmt(payment.captured, cur)} captured: "
-        f"{fmt(payment.refunded, cur)} refunded, {fmt(in_flight, cur)} in flight)"
+        f"{fmt(refunded, cur)} refunded, {fmt(in_flight, cur)} in flight)"
     )
     if amount.amount > remaining:
         return CheckResult(
@@ -175,6 +200,11 @@ def _remaining(payment: PaymentFacts, ledger: _Ledger, amount: Money) -> CheckRe
 
 def _order_matches(order: OrderFacts, target: str) -> CheckResult:
     facts = {"order": order.id, "order_payment": order.payment_id, "target": target}
+    if order.id == target:
+        # A store's own refund (Shopify) names the order itself.
+        return CheckResult(
+            CheckName.ORDER_MATCHES, True, f"The refund is of order {order.name} itself.", facts
+        )
     if order.payment_id is not None and order.payment_id != target:
         return CheckResult(
             CheckName.ORDER_MATCHES,

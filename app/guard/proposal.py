@@ -28,6 +28,8 @@ class LineItemRef:
 
     line_id: str
     amount_minor: int
+    # How many of the line's items go back, where the provider refunds by quantity.
+    quantity: int | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,10 @@ class ProposedAction:
     ``customer_ref`` is a customer the proposal itself names; it may narrow (name the
     same customer) but never widen what the case allows.
 
+    ``money_ref`` names the money a refund gives back whichever provider is asked: the
+    Stripe payment behind a Shopify order paid through Stripe, else the target. Our
+    refunds of the same money through either provider count against the same ceiling.
+
     ``proposal_id`` is the id the action carries once queued: the value of
     ``ACTION_ID_METADATA_KEY`` in the provider's metadata. The worker sets it so the
     action is not counted as in flight against itself, and so a write of it that
@@ -68,6 +74,7 @@ class ProposedAction:
     line_items: tuple[LineItemRef, ...] = ()
     params: Mapping[str, object] = field(default_factory=dict, hash=False)
     proposal_id: str | None = None
+    money_ref: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", _freeze(self.params))
@@ -94,6 +101,8 @@ class InFlightAction:
     amount: Money | None
     status: InFlightStatus
     line_items: tuple[LineItemRef, ...] = ()
+    provider: str = "stripe"
+    money_ref: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,3 +120,5 @@ class PastAction:
     status: ProviderStatus
     created_at: datetime
     line_items: tuple[LineItemRef, ...] = ()
+    provider: str = "stripe"
+    money_ref: str | None = None

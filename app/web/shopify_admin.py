@@ -30,17 +30,18 @@ from collections.abc import Callable
 from flask import Blueprint, Flask, Request, Response, current_app, g, render_template, request
 
 from app.actors import Surface, staff
-from app.cases.service import list_cases
+from app.cases.queue import case_queue
 from app.clock import utcnow
 from app.crypto import SecretBox
 from app.db import request_session
 from app.errors import SessionTokenRefused
 from app.settings import Settings
 from app.shopify.install import admit_staff_member, installed_shop, record_install
-from app.shopify.setup import SetupSteps, policy_in_words, setup_steps
+from app.shopify.setup import SetupSteps, setup_steps
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy, staff_member
 from app.staff.tokens import TOKEN_PREFIX
+from app.web.admin_text import current_locale, policy_sentences
 from app.web.auth import StaffIdentity, bearer_token
 from integrations.shopify.auth import AdminVerified, Refusal, ShopifyAuth
 from integrations.shopify.errors import HttpAnswer, ShopifyTokenError
@@ -196,7 +197,7 @@ def home(shop: Shop, member: StaffMember) -> str:
     steps = setup_steps(request_session(), shop)
     if steps.remaining:
         return _setup_html(shop, member, steps)
-    return _render("admin/cases.html", shop, member, cases=list_cases(request_session(), shop.id))
+    return _render("admin/cases.html", shop, member, queue=case_queue(request_session(), shop.id))
 
 
 @bp.get("/setup")
@@ -214,7 +215,7 @@ def _setup_html(shop: Shop, member: StaffMember, steps: SetupSteps) -> str:
         shop,
         member,
         steps=steps,
-        policy=policy_in_words(current_policy(session, shop.id)),
+        policy=policy_sentences(current_policy(session, shop.id), current_locale()),
         permissions=REQUIRED_PERMISSIONS,
         is_owner=member.role in StaffRole.OWNER_ONLY,
     )

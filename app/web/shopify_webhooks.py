@@ -14,7 +14,10 @@ within five seconds. For every delivery:
    reinstall); ``app/scopes_update`` records the granted scopes.
 4. After the commit, queue what takes longer: the privacy topics (``customers/redact``,
    ``shop/redact``, ``customers/data_request``) are answered by
-   :func:`app.privacy.jobs.answer_privacy_request` on the background queue.
+   :func:`app.privacy.jobs.answer_privacy_request` on the background queue; an order of
+   one of our customers that changed (``orders/updated``, ``refunds/create``) refreshes
+   our copy of their orders (:mod:`app.cases.store_orders`). Money checks never wait for
+   that copy: they read the order from Shopify.
 5. Answer 200.
 """
 
@@ -29,11 +32,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.cases.store_orders import customers_of_order_change
 from app.clock import utcnow
 from app.db import request_session
 from app.errors import NotFound, Unauthenticated
 from app.execution.models import ProviderEvent
-from app.execution.queueing import enqueue_privacy_request
+from app.execution.queueing import enqueue_order_refresh, enqueue_privacy_request
 from app.privacy.service import PRIVACY_TOPICS
 from app.queue import RedisExtension
 from app.shopify.install import SHOPIFY, record_uninstall
@@ -66,10 +70,16 @@ def receive() -> tuple[Response, int]:
         session.rollback()
         return jsonify({"received": True, "duplicate": True}), 200
     acted = _act(session, shop, verification, now)
+    customers = customers_of_order_change(
+        session, shop.id, verification.topic, verification.payload
+    )
     session.commit()
     if verification.topic in PRIVACY_TOPICS:
         enqueue_privacy_request(RedisExtension.background_queue(current_app), event.id)
         acted = "queued"
+    for customer_id in customers:
+        enqueue_order_refresh(RedisExtension.background_queue(current_app), customer_id)
+        acted = "orders_refresh_queued"
     return jsonify({"received": True, "acted": acted}), 200
 
 

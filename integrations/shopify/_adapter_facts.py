@@ -34,11 +34,13 @@ from integrations.provider import (
 )
 from integrations.shopify.documents import (
     CUSTOMER_STORE_CREDIT,
+    CUSTOMER_WITH_ORDERS,
     ORDER_FOR_REFUND,
     OrderForRefund,
     Refund,
     Transaction,
     read_customer_store_credit,
+    read_customer_with_orders,
     read_order_for_refund,
 )
 from integrations.shopify.graphql import AdminClient
@@ -233,7 +235,42 @@ def order_facts(order: OrderForRefund) -> OrderFacts:
         # The refund window opens when the first goods left and when the last arrived.
         fulfilled_at=min((f.created_at for f in shipped), default=None),
         delivered_at=max(delivered, default=None),
+        total=order.total.amount,
+        created_at=order.created_at,
+        customer_id=order.customer_id,
     )
+
+
+def customer_orders(client: AdminClient, target: str, limit: int) -> tuple[OrderFacts, ...]:
+    """The customer's newest ``limit`` orders, each read whole; an order too large for
+    one read is listed with what its summary says (no lines, no payment), so it shows
+    but can bound no refund. No such customer: no orders."""
+    answer = client.execute(
+        CUSTOMER_WITH_ORDERS,
+        {"id": customer_target(target), "first": limit},
+        operation_name="CustomerWithOrders",
+    )
+    found = read_customer_with_orders(answer.data)
+    if found is None:
+        return ()
+    orders: list[OrderFacts] = []
+    for summary in found.orders:
+        order = read_order(client, summary.id)
+        if order is not None and order.complete and order.presentment_currency == order.currency:
+            orders.append(order_facts(order))
+        else:
+            orders.append(
+                OrderFacts(
+                    id=summary.id,
+                    name=summary.name,
+                    currency=summary.currency,
+                    payment_id=None,
+                    total=summary.total.amount,
+                    created_at=summary.created_at,
+                    customer_id=found.id,
+                )
+            )
+    return tuple(orders)
 
 
 def stripe_payment_id(order: OrderForRefund) -> str | None:

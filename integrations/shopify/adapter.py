@@ -37,6 +37,7 @@ The work is split by concern: ``_adapter_facts`` (reads, markers) and
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -52,19 +53,51 @@ from integrations.provider import (
     ProviderAnswer,
     ProviderRejected,
     TargetFacts,
+    Targets,
 )
 from integrations.shopify.graphql import AdminClient
 
 from ._adapter_facts import (
+    CUSTOMER_GID,
+    ORDER_GID,
     IncompleteOrder,
     customer_facts,
+    customer_orders,
     order_facts,
     payment_facts,
     read_order,
 )
-from ._adapter_writes import CREDIT_LOOKUP_WINDOW, UNSUPPORTED_SUBSCRIPTIONS, Writer, discount_code
+from ._adapter_writes import (
+    CREDIT_LOOKUP_WINDOW,
+    LINE_ITEM_GID_PREFIX,
+    UNSUPPORTED_SUBSCRIPTIONS,
+    Writer,
+    discount_code,
+)
 
-__all__ = ["CREDIT_LOOKUP_WINDOW", "IncompleteOrder", "ShopifyAdapter", "discount_code"]
+__all__ = ["CREDIT_LOOKUP_WINDOW", "TARGETS", "IncompleteOrder", "ShopifyAdapter", "discount_code"]
+
+# Refunds name the order; credits and discounts the customer; subscriptions are Stripe's.
+TARGETS = Targets(
+    ids={
+        ActionKind.REFUND: ORDER_GID,
+        ActionKind.CUSTOMER_CREDIT: CUSTOMER_GID,
+        ActionKind.DISCOUNT: CUSTOMER_GID,
+    },
+    examples={
+        ActionKind.REFUND: "a Shopify order 'gid://shopify/Order/...'",
+        ActionKind.CUSTOMER_CREDIT: "a Shopify customer 'gid://shopify/Customer/...'",
+        ActionKind.DISCOUNT: "a Shopify customer 'gid://shopify/Customer/...'",
+    },
+    line_item_id=re.compile(rf"{re.escape(LINE_ITEM_GID_PREFIX)}[1-9][0-9]{{0,19}}"),
+    line_item_quantity=True,
+    # An explicit shipping refund (minor units, part of the amount); Shopify's own
+    # notice to the customer, only when asked for.
+    extra_params={
+        ActionKind.REFUND: frozenset({"shipping", "notify"}),
+        ActionKind.CUSTOMER_CREDIT: frozenset({"notify"}),
+    },
+)
 
 
 def _utc_now() -> datetime:
@@ -81,6 +114,7 @@ class ShopifyAdapter:
     """
 
     name = "shopify"
+    targets = TARGETS
 
     def __init__(
         self,
@@ -124,6 +158,11 @@ class ShopifyAdapter:
         when it was paid through the Stripe gateway. None when Shopify has no such order."""
         found = read_order(self._client, target)
         return None if found is None else order_facts(found)
+
+    def customer_orders(self, customer: str, limit: int = 10) -> tuple[OrderFacts, ...]:
+        """The customer's newest ``limit`` orders (at most 50), newest first, each as
+        :meth:`order` reads it."""
+        return customer_orders(self._client, customer, min(max(limit, 1), 50))
 
     def submit(self, request: ActionRequest) -> ProviderAnswer:
         """Send the action's one mutation; see the module docstring for what is raised.

@@ -11,6 +11,7 @@ The work is split by concern: ``_errors`` (credentials and error translation),
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from integrations.provider import (
     ProviderAnswer,
     ProviderError,
     TargetFacts,
+    Targets,
 )
 
 from ._errors import Calls, check_key, mask_key
@@ -32,7 +34,7 @@ from ._facts import Reader
 from ._permissions import PermissionReport, check_permissions
 from ._writes import Writer
 
-__all__ = ["WEBHOOK_EVENTS", "PermissionReport", "StripeAdapter"]
+__all__ = ["TARGETS", "WEBHOOK_EVENTS", "PermissionReport", "StripeAdapter"]
 
 # The events Caseward's webhook handling reacts to: refunds moving, money coming back,
 # disputes, and subscriptions changing or ending outside Caseward.
@@ -48,6 +50,32 @@ WEBHOOK_EVENTS = (
 )
 
 
+# Stripe object ids: a prefix naming the object, then letters and digits.
+def _stripe_id(*prefixes: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:{'|'.join(prefixes)})[A-Za-z0-9_]{{1,250}}")
+
+
+TARGETS = Targets(
+    ids={
+        ActionKind.REFUND: _stripe_id("pi_", "ch_"),
+        ActionKind.CUSTOMER_CREDIT: _stripe_id("cus_"),
+        ActionKind.DISCOUNT: _stripe_id("cus_"),
+        ActionKind.SUBSCRIPTION_CANCEL: _stripe_id("sub_"),
+        ActionKind.SUBSCRIPTION_CHANGE: _stripe_id("sub_"),
+    },
+    examples={
+        ActionKind.REFUND: "a Stripe payment 'pi_...' or charge 'ch_...'",
+        ActionKind.CUSTOMER_CREDIT: "a Stripe customer 'cus_...'",
+        ActionKind.DISCOUNT: "a Stripe customer 'cus_...'",
+        ActionKind.SUBSCRIPTION_CANCEL: "a Stripe subscription 'sub_...'",
+        ActionKind.SUBSCRIPTION_CHANGE: "a Stripe subscription 'sub_...'",
+    },
+    # Stripe refunds no lines: the id is the store order line the amount is counted
+    # against (the order's own line id), checked by the guard against the order.
+    line_item_id=re.compile(r"[A-Za-z0-9_:/.-]{1,255}"),
+)
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -60,6 +88,7 @@ class StripeAdapter:
     """
 
     name = "stripe"
+    targets = TARGETS
 
     def __init__(
         self,

@@ -132,6 +132,8 @@ def propose(
     customer_ref: str | None = CUSTOMER,
     case_customer: str | None = CUSTOMER,
     proposal_id: str | None = None,
+    provider: str = "stripe",
+    money_ref: str | None = None,
 ) -> ProposedAction:
     return ProposedAction(
         kind=kind,
@@ -144,6 +146,8 @@ def propose(
         line_items=tuple(LineItemRef(line, minor) for line, minor in lines),
         params=params or {},
         proposal_id=proposal_id,
+        provider=provider,
+        money_ref=money_ref,
     )
 
 
@@ -156,6 +160,8 @@ def in_flight(
     customer_ref: str | None = CUSTOMER,
     status: InFlightStatus = InFlightStatus.QUEUED,
     lines: Iterable[tuple[str, int]] = (),
+    provider: str = "stripe",
+    money_ref: str | None = None,
 ) -> InFlightAction:
     return InFlightAction(
         action_id=action_id,
@@ -165,6 +171,8 @@ def in_flight(
         amount=amount,
         status=status,
         line_items=tuple(LineItemRef(line, minor) for line, minor in lines),
+        provider=provider,
+        money_ref=money_ref,
     )
 
 
@@ -178,6 +186,8 @@ def past(
     status: ProviderStatus = ProviderStatus.SUCCEEDED,
     ago: timedelta = timedelta(hours=2),
     lines: Iterable[tuple[str, int]] = (),
+    provider: str = "stripe",
+    money_ref: str | None = None,
 ) -> PastAction:
     return PastAction(
         action_id=action_id,
@@ -188,6 +198,8 @@ def past(
         status=status,
         created_at=NOW - ago,
         line_items=tuple(LineItemRef(line, minor) for line, minor in lines),
+        provider=provider,
+        money_ref=money_ref,
     )
 
 

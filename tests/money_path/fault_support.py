@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -29,7 +30,7 @@ from app.execution.models import Action, ActionStatus
 from app.execution.sweeper import sweep
 from app.settings import Settings
 from integrations.stripe import seeding
-from integrations.stripe.sandbox import StripeSandbox
+from integrations.stripe.sandbox import RateLimits, StripeSandbox
 
 ACTION_ID_KEY = "caseward_action_id"
 # Stripe's statuses of a refund that holds money against the charge.
@@ -215,6 +216,25 @@ def add_order(
                 created_at=now - timedelta(days=5),
             )
         )
+
+
+# The window of ``writes_used_up``: Stripe's Retry-After then says most of an hour.
+WRITE_WINDOW_SECONDS = 3600
+
+
+@contextmanager
+def writes_used_up(sandbox: StripeSandbox, account: Account) -> Iterator[None]:
+    """Within: the account may write once an hour, and someone else's write just used
+    that up, so Stripe answers every write with a 429 and nothing runs."""
+    sandbox.set_rate_limits(
+        RateLimits(test_read=None, test_write=1, per_seconds=WRITE_WINDOW_SECONDS),
+        account=account.id,
+    )
+    try:
+        account.stripe.v1.customers.create(params={"email": "someone@example.com"})
+        yield
+    finally:
+        sandbox.set_rate_limits(None, account=account.id)
 
 
 def reset_sandbox_switches(sandbox: StripeSandbox) -> None:

@@ -16,11 +16,14 @@ from datetime import datetime, timedelta
 
 import pytest
 from fault_support import (
+    WRITE_WINDOW_SECONDS,
     action_json,
     approve,
     case_json,
+    propose_refund,
     refunds_of_action,
     reset_sandbox_switches,
+    writes_used_up,
 )
 from money_path_harness import Account, Staff, unreachable, writes_refused
 from sqlalchemy import select
@@ -353,3 +356,134 @@ def test_a_resend_that_does_not_go_out_leaves_the_action_unclear_and_looks_again
     assert _action(session, action_id).next_check_at == moment + timedelta(seconds=1.5)
     assert _last_event(session, action_id, "action.unknown").created_at == moment
     assert refunds_of_action(account, str(action_id)) == []
+
+
+# ------------------------------------------------------------------ a 429 from Stripe
+
+
+def _stripes_wait(delay: float) -> bool:
+    """Most of an hour (the header is whole seconds, counted from the other write)."""
+    return WRITE_WINDOW_SECONDS - 60 <= delay <= WRITE_WINDOW_SECONDS
+
+
+def test_a_throttled_send_is_on_record_as_throttled_and_waits_as_long_as_stripe_asks(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+    sandbox: StripeSandbox,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    scheduled: list[float] = []
+    moment = utcnow()
+    throttled = replace(_pinned(ctx, moment), resend_later=lambda _, delay: scheduled.append(delay))
+
+    with writes_used_up(sandbox, account):
+        assert execute_action(throttled, action_id) == "queued"
+
+    [delay] = scheduled
+    assert _stripes_wait(delay), f"resend in {delay} s, not after Stripe's Retry-After"
+    assert _action(session, action_id).next_check_at == moment + timedelta(seconds=delay)
+    [attempt] = action_json(approver, str(action_id))["attempts"]
+    assert (attempt["purpose"], attempt["outcome"]) == ("submit", "throttled")
+    assert refunds_of_action(account, str(action_id)) == []
+
+
+def test_a_throttled_resend_leaves_the_action_unclear_until_stripe_allows_another_write(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
+    moment = utcnow()
+    with writes_used_up(sandbox, account):
+        # The look-up finds nothing, so the same request goes again, and gets a 429.
+        assert reconcile_action(_pinned(ctx, moment), action_id) == "unknown"
+
+    attempts = action_json(approver, str(action_id))["attempts"]
+    assert [(a["purpose"], a["outcome"]) for a in attempts] == [
+        ("submit", "unknown"),
+        ("find", "absent"),
+        ("resubmit", "throttled"),
+    ]
+    next_check_at = _action(session, action_id).next_check_at
+    assert next_check_at is not None
+    waited = (next_check_at - moment).total_seconds()
+    assert _stripes_wait(waited), f"looked again after {waited} s, not after Retry-After"
+    assert refunds_of_action(account, str(action_id)) == []
+
+
+# ------------------------------------------------------------------ two actions side by side
+
+
+def test_two_refunds_of_one_case_each_keep_their_own_attempts(
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+) -> None:
+    first, second = (
+        approve(approver, propose_refund(proposer, linen.case_id, linen.payment_intent_id, amount))
+        for amount in (3000, 2000)
+    )
+
+    for action_id in (first, second):
+        assert execute_action(ctx, uuid.UUID(action_id)) == "succeeded"
+
+    for action_id, amount in ((first, 3000), (second, 2000)):
+        [refund] = refunds_of_action(account, action_id)
+        assert refund["amount"] == amount
+        [attempt] = action_json(approver, action_id)["attempts"]
+        assert (attempt["number"], attempt["provider_ref"]) == (1, refund["id"])
+
+
+def test_failed_look_ups_are_counted_per_action_and_only_the_latest_ones(
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    settings: Settings,
+    session: Session,
+) -> None:
+    sandbox.pause_webhooks()
+    first, second = (
+        uuid.UUID(
+            approve(
+                approver, propose_refund(proposer, linen.case_id, linen.payment_intent_id, amount)
+            )
+        )
+        for amount in (3000, 2000)
+    )
+    for action_id in (first, second):
+        sandbox.arm_fault(
+            "drop_before_commit", method="POST", path="/v1/refunds", account=account.id
+        )
+        assert execute_action(ctx, action_id) == "unknown"
+    failing = replace(
+        unreachable(ctx, settings), settings=replace(settings, lookup_failures_attention=2)
+    )
+    # The second: two failed look-ups in a row call a person.
+    for _ in range(2):
+        assert reconcile_action(failing, second) == "unknown"
+    assert _action(session, second).escalated_at is not None
+
+    # The first: a look-up that found nothing (then a resend, unclear again), then one
+    # that failed: one failure of its own, whatever the second's were.
+    sandbox.arm_fault("drop_before_commit", method="POST", path="/v1/refunds", account=account.id)
+    assert reconcile_action(ctx, first) == "unknown"
+    assert reconcile_action(failing, first) == "unknown"
+    assert [
+        (a["purpose"], a["outcome"]) for a in action_json(approver, str(first))["attempts"]
+    ] == [("submit", "unknown"), ("find", "absent"), ("resubmit", "unknown"), ("find", "error")]
+    assert _action(session, first).escalated_at is None, "only one failure in a row so far"
+
+    # Its second failure in a row calls a person.
+    assert reconcile_action(failing, first) == "unknown"
+    assert _action(session, first).escalated_at is not None

@@ -24,7 +24,13 @@ from typing import Any
 import pytest
 import requests
 import stripe
-from fault_support import approve, case_json, refunds_of_action, reset_sandbox_switches
+from fault_support import (
+    approve,
+    case_json,
+    refunds_of_action,
+    reset_sandbox_switches,
+    writes_used_up,
+)
 from money_path_harness import Account, Staff, writes_refused
 
 from app.demo import LinenShop
@@ -36,7 +42,7 @@ from app.execution.executor import (
 )
 from app.execution.models import Action
 from app.settings import Settings
-from integrations.stripe.sandbox import RateLimits, ReceivedRequest, StripeSandbox
+from integrations.stripe.sandbox import ReceivedRequest, StripeSandbox
 
 REFUNDS = "/v1/refunds"
 
@@ -116,16 +122,10 @@ def _resend_after_refused_connection(s: _Setting, action_id: uuid.UUID) -> int:
 
 
 def _resend_after_429(s: _Setting, action_id: uuid.UUID) -> int:
-    # One write an hour for this account, used up by someone else's write just now.
-    limits = RateLimits(test_read=None, test_write=1, per_seconds=3600)
-    s.sandbox.set_rate_limits(limits, account=s.account.id)
-    try:
-        s.account.stripe.v1.customers.create(params={"email": "someone@example.com"})
+    with writes_used_up(s.sandbox, s.account):
         assert execute_action(s.ctx, action_id) == "queued"
         [throttled] = _refund_sends(s.sandbox, s.account)
         assert throttled.status == 429
-    finally:
-        s.sandbox.set_rate_limits(None, account=s.account.id)
     later = _next_check_at(s.ctx, action_id) + timedelta(seconds=1)
     assert execute_action(_at(s.ctx, later), action_id) == "succeeded"
     return 2

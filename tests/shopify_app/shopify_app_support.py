@@ -3,10 +3,6 @@ session tokens and webhook deliveries as Shopify makes them."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
 import time
 import uuid
 from dataclasses import dataclass
@@ -15,6 +11,7 @@ from typing import Any
 
 import jwt
 from flask.testing import FlaskClient
+from shopify_support import deliver_webhook, webhook_signature
 from sqlalchemy.orm import Session
 
 from app.clock import utcnow
@@ -55,8 +52,7 @@ def install_shop(
 
 
 def shopify_signature(body: bytes, secret: str = APP_SECRET) -> str:
-    """``X-Shopify-Hmac-Sha256`` as Shopify computes it: base64 HMAC-SHA256 of the body."""
-    return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+    return webhook_signature(body, secret)
 
 
 def deliver(
@@ -71,20 +67,18 @@ def deliver(
     body: bytes | None = None,
     signature: str | None = None,
 ) -> Any:
-    raw = json.dumps(payload).encode() if body is None else body
-    headers = {
-        "Content-Type": "application/json",
-        "X-Shopify-Topic": topic,
-        "X-Shopify-Shop-Domain": shop,
-        "X-Shopify-Webhook-Id": str(uuid.uuid4()),
-        "X-Shopify-Event-Id": event_id or str(uuid.uuid4()),
-        "X-Shopify-Triggered-At": (triggered_at or utcnow()).isoformat(),
-        "X-Shopify-API-Version": "2026-04",
-        "X-Shopify-Hmac-Sha256": signature
-        if signature is not None
-        else shopify_signature(json.dumps(payload).encode(), secret),
-    }
-    return client.post("/webhooks/shopify", data=raw, headers=headers)
+    """A webhook delivery signed with this app's secret (see ``deliver_webhook``)."""
+    return deliver_webhook(
+        client,
+        shop,
+        topic,
+        payload,
+        secret=secret,
+        event_id=event_id,
+        triggered_at=triggered_at,
+        body=body,
+        signature=signature,
+    )
 
 
 def an_hour_before(moment: datetime) -> datetime:

@@ -17,6 +17,7 @@ from app.approvals.models import ProposalStatus
 from app.cases.models import CaseStatus
 from app.connections.service import MAX_KEY_LENGTH
 from app.execution.models import ActionStatus
+from app.execution.providers import TARGETS
 from app.guard import IdentityLevel
 from app.guard.policy import MAX_AMOUNT, MAX_DAYS, MAX_PERIOD, MAX_REASON_LENGTH, MAX_REASONS
 from app.staff.members import ROLES
@@ -103,6 +104,18 @@ def _op(
     return operation
 
 
+def _file_op(
+    summary: str, media_types: tuple[str, ...], parameters: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """An operation answering a file (one of ``media_types``) rather than JSON."""
+    operation = _op(summary, {"type": "string"}, errors=(400, 401, 403), parameters=parameters)
+    operation["responses"]["200"] = {
+        "description": "OK",
+        "content": {media_type: {"schema": {"type": "string"}} for media_type in media_types},
+    }
+    return operation
+
+
 def _with_path_parameters(paths: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Declare every ``{name}`` of a templated path as a required uuid parameter."""
     for template, item in paths.items():
@@ -147,6 +160,8 @@ _PARAMS = _object(
         "duration": _enum(DURATIONS),
         "duration_in_months": _int(1, 120),
         "at_period_end": {"type": "boolean"},
+        "shipping": _int(1, description="Shopify refunds: shipping given back, minor units"),
+        "notify": {"type": "boolean", "description": "Shopify: Shopify tells the customer"},
         "cancel_at_period_end": {"type": "boolean"},
         "proration_behavior": _enum(PRORATIONS),
         "items": {
@@ -166,12 +181,20 @@ _PARAMS = _object(
 _DRAFT = _object(
     {
         "kind": _enum(ActionKind),
+        "provider": {
+            "enum": sorted(TARGETS),
+            "description": "who carries the action out; by default, the one whose ids the "
+            "target has",
+        },
         "target": {
             "type": "string",
             "minLength": 4,
             "maxLength": MAX_ID,
-            "pattern": "^(pi_|ch_|cus_|sub_)[A-Za-z0-9_]+$",
-            "description": "pi_/ch_ (refund), cus_ (credit, discount), sub_ (subscription)",
+            "pattern": "^((pi_|ch_|cus_|sub_)[A-Za-z0-9_]+"
+            "|gid://shopify/(Order|Customer)/[1-9][0-9]*)$",
+            "description": "Stripe: pi_/ch_ (refund), cus_ (credit, discount), sub_ "
+            "(subscription). Shopify: an Order gid (refund), a Customer gid (credit, "
+            "discount).",
         },
         "amount": _int(1, description="minor units (4800 = $48.00)"),
         "currency": {"type": "string", "minLength": 3, "maxLength": 3, "example": "usd"},
@@ -179,7 +202,11 @@ _DRAFT = _object(
             "type": "array",
             "maxItems": MAX_LINE_ITEMS,
             "items": _object(
-                {"line_id": _text(MAX_ID, min_length=1), "amount": _int(1)},
+                {
+                    "line_id": _text(MAX_ID, min_length=1),
+                    "amount": _int(1),
+                    "quantity": _int(1, description="Shopify only, and required there"),
+                },
                 ("line_id", "amount"),
                 closed=True,
             ),
@@ -293,6 +320,11 @@ _PROPOSAL = _object(
         "kind": _enum(ActionKind),
         "provider": {"type": "string"},
         "target": {"type": "string"},
+        "money_ref": {
+            "type": ["string", "null"],
+            "description": "a refund's money: the payment behind the order, whichever "
+            "provider refunds it",
+        },
         "customer_ref": _OPTIONAL_TEXT,
         "amount": _ref("Money"),
         "line_items": {"type": "array"},
@@ -332,6 +364,11 @@ _ACTION = _object(
         "kind": _enum(ActionKind),
         "provider": {"type": "string"},
         "target": {"type": "string"},
+        "money_ref": {
+            "type": ["string", "null"],
+            "description": "a refund's money: the payment behind the order, whichever "
+            "provider refunds it",
+        },
         "amount": _ref("Money"),
         "line_items": {"type": "array"},
         "params": {"type": "object"},
@@ -367,6 +404,10 @@ _ORDER = _object(
         "total": _ref("Money"),
         "payment_provider": {"type": "string"},
         "payment_id": _OPTIONAL_TEXT,
+        "shopify_order_id": {
+            "type": ["string", "null"],
+            "description": "the order's gid at Shopify: the target of a refund through Shopify",
+        },
         "lines": {"type": "array", "items": {"type": "object"}},
         "fulfilled_at": _OPTIONAL_TIME,
         "delivered_at": _OPTIONAL_TIME,
@@ -495,6 +536,13 @@ _PAGE_LIMIT = {
     "in": "query",
     "required": False,
     "schema": {"type": "integer", "minimum": 1, "maximum": PAGE_MAXIMUM, "default": PAGE_DEFAULT},
+}
+
+_AUDIT_EXPORT_FORMAT = {
+    "name": "format",
+    "in": "query",
+    "required": False,
+    "schema": {**_enum(("json", "csv")), "default": "json"},
 }
 
 _WRITE_ERRORS = (400, 401, 403, 404, 409)
@@ -740,6 +788,14 @@ PATHS: dict[str, dict[str, Any]] = {
         )
     },
     **_STAFF_PATHS,
+    "/api/audit/export": {
+        "get": _file_op(
+            "The shop's audit trail as a file (owners only): JSON Lines as flask "
+            "audit-export writes them, ending in a signed checkpoint, or CSV",
+            ("application/x-ndjson", "text/csv"),
+            parameters=[_AUDIT_EXPORT_FORMAT],
+        )
+    },
     "/api/privacy/exports": {
         "get": _op(
             "Exports of customers' data made on their request (owners only)",

@@ -22,6 +22,7 @@ from app.approvals.service import (
 )
 from app.cases.models import CaseStatus
 from app.cases.service import case_audit, case_file, get_case, list_cases, open_case
+from app.cases.store_orders import shopify_customer_of
 from app.clock import utcnow
 from app.connections.models import Connection
 from app.connections.service import (
@@ -33,6 +34,8 @@ from app.db import request_session
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.execution.providers import AdapterFactory
+from app.execution.queueing import enqueue_order_refresh
+from app.queue import RedisExtension
 from app.settings import Settings
 from app.shops.service import current_policy, save_policy, set_kill_switch, set_writes_enabled
 from app.validation import (
@@ -96,6 +99,8 @@ def cases_create() -> tuple[Response, int]:
         now=utcnow(),
     )
     session.commit()
+    if (customer := shopify_customer_of(session, case)) is not None:
+        enqueue_order_refresh(RedisExtension.background_queue(current_app), customer)
     return jsonify(case_summary_json(case)), 201
 
 

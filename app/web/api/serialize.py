@@ -26,6 +26,7 @@ def proposal_json(proposal: Proposal, approvals: list[Approval] | None = None) -
         "kind": proposal.kind,
         "provider": proposal.provider,
         "target": proposal.target,
+        "money_ref": proposal.money_ref,
         "customer_ref": proposal.customer_ref,
         "amount": money(proposal.amount, proposal.currency),
         "line_items": proposal.line_items,
@@ -61,6 +62,7 @@ def action_json(action: Action, attempts: list[ActionAttempt] | None = None) -> 
         "kind": action.kind,
         "provider": action.provider,
         "target": action.target,
+        "money_ref": action.money_ref,
         "amount": money(action.amount, action.currency),
         "line_items": action.line_items,
         "params": action.params,
@@ -106,6 +108,7 @@ def order_json(order: Order) -> dict[str, Any]:
     return {
         "id": str(order.id),
         "name": order.name,
+        "shopify_order_id": order.shopify_order_id,
         "total": money(order.total, order.currency),
         "payment_provider": order.payment_provider,
         "payment_id": order.payment_id,

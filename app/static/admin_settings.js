@@ -1,0 +1,95 @@
+// The owners' controls on the settings and audit pages, sent to Caseward's API by send()
+// from admin.js (loaded first; App Bridge adds a fresh session token to each fetch). The
+// API checks the role again and audits each change; the page only asks. The words shown
+// after an answer come from the page, in its language.
+"use strict";
+
+(() => {
+  const digitsElement = document.getElementById("currency-digits");
+  const currencyDigits = digitsElement ? JSON.parse(digitsElement.textContent) : {};
+
+  // "USD 480.00, JPY 5000" as minor units ({usd: 48000, jpy: 5000}), exactly as the
+  // server counts them; null when a part is not a known currency and an exact amount.
+  function minorUnits(text) {
+    const limits = {};
+    for (const part of text.split(",").map((piece) => piece.trim()).filter(Boolean)) {
+      const match = /^([A-Za-z]{3})\s+(\d{1,12})(?:\.(\d+))?$/.exec(part);
+      if (!match) return null;
+      const code = match[1].toLowerCase();
+      const digits = currencyDigits[code];
+      const fraction = match[3] || "";
+      if (digits === undefined || fraction.length > digits) return null;
+      limits[code] = Number(match[2] + fraction.padEnd(digits, "0"));
+    }
+    return limits;
+  }
+
+  function done(form) {
+    form.querySelector("output").textContent = form.dataset.done;
+  }
+
+  for (const form of document.querySelectorAll("form.switch")) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const output = form.querySelector("output");
+      const body = JSON.parse(form.dataset.body);
+      if (await send(form.dataset.method, form.dataset.url, body, output)) {
+        done(form);
+        // The page shows the state it was made with: read it again to change it back.
+        form.querySelector("button").disabled = true;
+      }
+    });
+  }
+
+  for (const form of document.querySelectorAll("form.policy")) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const output = form.querySelector("output");
+      let rules;
+      try {
+        rules = JSON.parse(form.elements.rules.value);
+      } catch {
+        output.textContent = form.dataset.badJson;
+        return;
+      }
+      if (await send("PUT", form.dataset.url, { rules }, output)) done(form);
+    });
+  }
+
+  for (const form of document.querySelectorAll("form.staff-member")) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const output = form.querySelector("output");
+      const limits = minorUnits(form.elements.approval_limits.value);
+      if (limits === null) {
+        output.textContent = form.dataset.badLimits;
+        return;
+      }
+      const body = { role: form.elements.role.value, approval_limits: limits };
+      if (await send("PUT", form.dataset.url, body, output)) done(form);
+    });
+  }
+
+  // A download needs the session token too, so it is fetched, then saved from memory.
+  for (const button of document.querySelectorAll("button.export")) {
+    button.addEventListener("click", async () => {
+      const output = button.parentElement.querySelector("output");
+      output.textContent = "…";
+      const response = await fetch(button.dataset.url);
+      if (!response.ok) {
+        const answer = await response.json().catch(() => ({}));
+        output.textContent = (answer.error && answer.error.message) || `Refused (${response.status}).`;
+        return;
+      }
+      const named = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");
+      const link = document.createElement("a");
+      link.href = URL.createObjectURL(await response.blob());
+      link.download = named ? named[1] : "caseward-audit";
+      document.body.append(link);
+      link.click();
+      link.remove();
+      URL.revokeObjectURL(link.href);
+      output.textContent = "";
+    });
+  }
+})();

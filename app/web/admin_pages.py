@@ -1,0 +1,556 @@
+"""The embedded admin's working pages: the case queue, a case's file, the audit log.
+
+Every page is an :func:`~app.web.shopify_admin.embedded_page`: the session token is
+verified and the person admitted before anything is read, and every read is limited to
+that token's shop, so another shop's case is "not found" like a case that never was.
+Pages are rendered on the server and read completely without Shopify's CDN; decisions
+(approve, reject) are sent by ``static/admin_cases.js`` to the JSON API, which checks
+the person's role and limits again on every request (deny by default): a button the
+page leaves out is a courtesy, never the protection.
+
+An approve button carries the exact digest of the proposal as the page shows it, next
+to that digest's content in words (:func:`app.approvals.in_words.describe_action`), so
+what a person approves is what they read; if anything changed meanwhile the API
+answers 409 and nothing is approved.
+
+Each page reads one query per kind of row (cases, proposals, approvals, actions,
+attempts, events), never one per row.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Concatenate, ParamSpec, cast
+
+from flask import Flask, Response, current_app, g, render_template, request, url_for
+from flask.blueprints import BlueprintSetupState
+from sqlalchemy import select
+
+from app.approvals.in_words import describe_action
+from app.approvals.models import Approval, Proposal, ProposalStatus
+from app.audit import AuditEvent, ChainReport, verify_chain
+from app.audit_checkpoints import (
+    CheckpointError,
+    check_against,
+    checkpoint_dir,
+    load_checkpoint,
+    newest_checkpoint_path,
+)
+from app.cases.models import Order
+from app.cases.queue import QueueFilter, case_queue
+from app.cases.service import CaseFile, case_audit, case_file
+from app.db import request_session
+from app.errors import InvalidInput, NotFound
+from app.execution.models import Action, ActionAttempt, ActionStatus
+from app.guard import IdentityLevel
+from app.shops.models import Shop, StaffMember, StaffRole
+from app.shops.service import current_policy
+from app.validation import PAGE_DEFAULT, choice, integer
+from app.web import admin_text
+from app.web.admin_text import (
+    catalogue,
+    current_locale,
+    moment_text,
+    money_text,
+    policy_sentences,
+    say,
+    tone,
+)
+from app.web.shopify_admin import bp, embedded_page
+
+P = ParamSpec("P")
+# Shopify's own query on every admin page: which shop, the admin's host and language.
+# Links between pages carry it on, so a reload fetches a fresh session token for the
+# same shop and the next page reads in the same language.
+_CONTEXT_PARAMETERS = ("embedded", "shop", "host", "locale")
+# Statuses in which an action may still move money or change: shown as in flight.
+IN_FLIGHT = (*ActionStatus.IN_FLIGHT, ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION)
+
+
+def _install_catalogue(state: BlueprintSetupState) -> None:
+    admin_text.init_app(cast(Flask, state.app))
+
+
+bp.record_once(_install_catalogue)
+
+
+def with_url_values(
+    view: Callable[Concatenate[Shop, StaffMember, P], str],
+) -> Callable[P, Response]:
+    """:func:`embedded_page` for a view that also takes values from its URL."""
+
+    @functools.wraps(view)
+    def page(*args: P.args, **kwargs: P.kwargs) -> Response:
+        return embedded_page(lambda shop, member: view(shop, member, *args, **kwargs))()
+
+    return page
+
+
+@bp.context_processor
+def _page_helpers() -> dict[str, object]:
+    """What every admin template uses; App Bridge's key and address too, as this module's
+    pages are rendered without ``shopify_admin._render``."""
+    locale = current_locale()
+    return {
+        "api_key": g.get("shopify_api_key"),
+        "app_bridge_url": current_app.config["CASEWARD_SETTINGS"].shopify_app_bridge_url,
+        "admin_url": admin_url,
+        "locale": locale,
+        "money_text": lambda amount, currency: money_text(amount, currency, locale),
+        "moment_text": lambda moment: moment_text(moment, locale),
+        "say": say,
+        "tone": tone,
+    }
+
+
+def admin_url(endpoint: str, **values: Any) -> str:
+    """The URL of another admin page, carrying Shopify's query (never the token)."""
+    carried: dict[str, Any] = {
+        name: request.args[name] for name in _CONTEXT_PARAMETERS if name in request.args
+    }
+    return url_for(endpoint, **carried, **values)
+
+
+@bp.errorhandler(NotFound)
+def _not_found(error: NotFound) -> tuple[str, int]:
+    """The same page for a case that never was and another shop's: nothing to tell apart.
+    (Raised only inside a page, after :func:`embedded_page` set the shop and person.)"""
+    return render_template("admin/not_found.html", shop=g.shop, member=g.member), 404
+
+
+# ------------------------------------------------------------------ the queue
+
+
+@bp.get("/cases")
+@embedded_page
+def cases(shop: Shop, member: StaffMember) -> str:
+    """The case queue, narrowed by ``?filter=``, with how many cases each filter holds."""
+    selected = request.args.get("filter")
+    queue_filter = (
+        QueueFilter(choice(selected, "filter", [f.value for f in QueueFilter]))
+        if selected
+        else None
+    )
+    queue = case_queue(request_session(), shop.id, queue_filter)
+    return render_template("admin/cases.html", shop=shop, member=member, queue=queue)
+
+
+# ------------------------------------------------------------------ a case
+
+
+@dataclass(frozen=True)
+class ProposalView:
+    proposal: Proposal
+    approvals: list[Approval]
+    # Approvals of the proposal as it stands (its current digest) that still count.
+    approvals_given: int
+    in_words: str
+    checks: list[Mapping[str, Any]]
+    # Whether this person may decide it (approve or reject) at all, and if they may but
+    # approving would be refused, why; the API refuses the same with the same reasons.
+    may_decide: bool
+    not_approvable: list[str]
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    at: datetime
+    what: str
+    who: str | None
+    details: list[str]
+
+
+@dataclass(frozen=True)
+class ActionView:
+    action: Action
+    in_words: str
+    timeline: list[TimelineEntry]
+
+
+@bp.get("/cases/<uuid:case_id>")
+@with_url_values
+def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
+    """Everything on file about one case, what is missing from it, and its decisions."""
+    session = request_session()
+    file = case_file(session, shop.id, case_id)
+    events = case_audit(session, shop.id, case_id)
+    policy = current_policy(session, shop.id)
+    orders_by_payment = _orders_by_target(file.orders)
+    proposals = [
+        _proposal_view(
+            shop,
+            member,
+            policy.version,
+            proposal,
+            approvals,
+            orders_by_payment.get(proposal.target),
+        )
+        for proposal, approvals in file.proposals
+    ]
+    actions = [
+        _action_view(action, attempts, events, orders_by_payment.get(action.target))
+        for action, attempts in file.actions
+    ]
+    opened = next((event for event in events if event.kind == "case.opened"), None)
+    return render_template(
+        "admin/case.html",
+        shop=shop,
+        member=member,
+        file=file,
+        opened=opened,
+        identity_meaning=_identity_meaning(file.case.identity_level),
+        proposals=proposals,
+        actions=actions,
+        in_flight=[view for view in actions if view.action.status in IN_FLIGHT],
+        gaps=case_gaps(file),
+        policy=policy,
+        policy_words=policy_sentences(policy, current_locale()),
+        history=[_event_entry(event) for event in events],
+    )
+
+
+def _proposal_view(
+    shop: Shop,
+    member: StaffMember,
+    policy_version: int,
+    proposal: Proposal,
+    approvals: list[Approval],
+    order: Order | None,
+) -> ProposalView:
+    may_decide = member.role in StaffRole.CAN_APPROVE and proposal.status in ProposalStatus.OPEN
+    return ProposalView(
+        proposal=proposal,
+        approvals=approvals,
+        approvals_given=sum(
+            1
+            for approval in approvals
+            if approval.digest == proposal.digest and approval.voided_at is None
+        ),
+        in_words=describe_action(
+            proposal, order=order, locale=current_locale(), translations=catalogue()
+        ),
+        checks=list(proposal.verdict.get("checks", [])),
+        may_decide=may_decide,
+        not_approvable=(
+            _not_approvable(shop, member, policy_version, proposal, approvals) if may_decide else []
+        ),
+    )
+
+
+def _not_approvable(
+    shop: Shop,
+    member: StaffMember,
+    policy_version: int,
+    proposal: Proposal,
+    approvals: list[Approval],
+) -> list[str]:
+    """Why this person's approval would be refused now; empty when it would count."""
+    _ = catalogue().gettext
+    reasons = []
+    if proposal.status != ProposalStatus.AWAITING_APPROVAL:
+        reasons.append(
+            _("Its checks do not pass: it can be rejected, or edited and checked again.")
+        )
+    if proposal.policy_version != policy_version:
+        reasons.append(
+            _(
+                "It was checked under policy version %(checked)s and the policy is now at "
+                "version %(now)s: it must be checked again before anyone can approve it."
+            )
+            % {"checked": proposal.policy_version, "now": policy_version}
+        )
+    if shop.kill_switch:
+        reasons.append(
+            _("The kill switch is on: nothing can be approved until an owner releases it.")
+        )
+    if not shop.writes_enabled:
+        reasons.append(
+            _("The shop is in protection mode: an owner must turn writes on in Settings first.")
+        )
+    if proposal.amount is not None and proposal.currency is not None:
+        limit = int(member.approval_limits.get(proposal.currency, 0))
+        if proposal.amount > limit:
+            reasons.append(
+                _("Your approval limit in %(currency)s is %(limit)s.")
+                % {
+                    "currency": proposal.currency.upper(),
+                    "limit": money_text(limit, proposal.currency, current_locale()),
+                }
+            )
+    if proposal.approvals_required > 1 and member.user_id == proposal.proposed_by:
+        reasons.append(_("It needs two people other than its proposer, and you proposed it."))
+    if any(
+        approval.approver == member.user_id
+        and approval.digest == proposal.digest
+        and approval.voided_at is None
+        and approval.consumed_by_action is None
+        for approval in approvals
+    ):
+        reasons.append(_("You have approved it already; it needs another approver."))
+    return reasons
+
+
+def _action_view(
+    action: Action,
+    attempts: list[ActionAttempt],
+    events: list[AuditEvent],
+    order: Order | None,
+) -> ActionView:
+    entries = [_event_entry(event) for event in events if event.action_id == action.id]
+    entries.extend(_attempt_entry(attempt) for attempt in attempts)
+    return ActionView(
+        action=action,
+        in_words=describe_action(
+            action, order=order, locale=current_locale(), translations=catalogue()
+        ),
+        timeline=sorted(entries, key=lambda entry: entry.at),
+    )
+
+
+def _event_entry(event: AuditEvent) -> TimelineEntry:
+    _ = catalogue().gettext
+    data = event.data or {}
+    details = []
+    if "previous" in data and "status" in data and data["previous"]:
+        details.append(
+            _("status %(previous)s → %(status)s")
+            % {"previous": data["previous"], "status": data["status"]}
+        )
+    for key, label in (
+        ("provider_ref", _("provider reference %(value)s")),
+        ("failure_reason", _("provider's failure reason: %(value)s")),
+        ("reason", _("reason: %(value)s")),
+        ("owner", _("now with %(value)s")),
+        ("idempotency_key", _("idempotency key %(value)s")),
+        ("digest", _("digest %(value)s")),
+    ):
+        value = data.get(key)
+        if value:
+            details.append(label % {"value": value})
+    return TimelineEntry(
+        at=event.created_at,
+        what=say("event", event.kind),
+        who=_who(event),
+        details=details,
+    )
+
+
+def _attempt_entry(attempt: ActionAttempt) -> TimelineEntry:
+    _ = catalogue().gettext
+    details = [_("idempotency key %(value)s") % {"value": attempt.idempotency_key}]
+    if attempt.outcome:
+        details.append(_("outcome: %(value)s") % {"value": attempt.outcome})
+    else:
+        details.append(_("no answer recorded yet"))
+    if attempt.provider_status:
+        details.append(_("provider status %(value)s") % {"value": attempt.provider_status})
+    if attempt.provider_ref:
+        details.append(_("provider reference %(value)s") % {"value": attempt.provider_ref})
+    if attempt.detail:
+        details.append(attempt.detail)
+    if attempt.finished_at:
+        details.append(
+            _("answered %(moment)s")
+            % {"moment": moment_text(attempt.finished_at, current_locale())}
+        )
+    return TimelineEntry(
+        at=attempt.started_at,
+        what=_("Attempt %(number)s at the provider (%(purpose)s)")
+        % {"number": attempt.number, "purpose": attempt.purpose},
+        who=None,
+        details=details,
+    )
+
+
+def _who(event: AuditEvent) -> str:
+    if event.actor_surface:
+        return catalogue().gettext("%(actor)s via %(surface)s") % {
+            "actor": event.actor,
+            "surface": event.actor_surface,
+        }
+    return event.actor
+
+
+def _identity_meaning(level: str) -> str:
+    _ = catalogue().gettext
+    meanings: dict[str, str] = {
+        IdentityLevel.NONE: _("Nothing shows who the customer is."),
+        IdentityLevel.CLAIM: _(
+            "The customer stated details (such as an order number) that prove nothing."
+        ),
+        IdentityLevel.MEDIUM: _("The helpdesk sender's email matches the order's email."),
+        IdentityLevel.STRONG: _(
+            "The customer signed in to the store, or confirmed a one-time code sent to the "
+            "order's email."
+        ),
+    }
+    return meanings.get(level, level)
+
+
+def case_gaps(file: CaseFile) -> list[str]:
+    """What the case file lacks or holds twice, said plainly: facts nobody should guess."""
+    _ = catalogue().gettext
+    case, customer = file.case, file.customer
+    gaps = []
+    if case.identity_level in (IdentityLevel.NONE, IdentityLevel.CLAIM):
+        gaps.append(
+            _(
+                "The customer is not identified (%(level)s): no action can be proposed until "
+                "they are identified at least as medium."
+            )
+            % {"level": say("identity", case.identity_level)}
+        )
+    if not case.request_text.strip():
+        gaps.append(_("The customer's request is empty."))
+    if customer is None:
+        gaps.append(
+            _(
+                "No customer is linked to this case: no orders or payments can be shown, and "
+                "no action can reach anyone."
+            )
+        )
+    else:
+        if not customer.stripe_customer_id:
+            gaps.append(
+                _(
+                    "The customer has no Stripe customer on file: a Stripe action cannot be "
+                    "bound to them."
+                )
+            )
+        if not customer.email:
+            gaps.append(_("No email address is on file for the customer."))
+        if not file.orders:
+            gaps.append(_("No orders are on file for this customer."))
+    gaps.extend(_order_gaps(file.orders))
+    gaps.extend(_proposal_gaps(file))
+    for action, _attempts in file.actions:
+        if action.status in (ActionStatus.UNKNOWN, ActionStatus.NEEDS_DECISION):
+            gaps.append(
+                _(
+                    "Whether the %(kind)s of %(amount)s on %(target)s happened at the provider "
+                    "is not known yet."
+                )
+                % {
+                    "kind": say("kind", action.kind),
+                    "amount": money_text(action.amount, action.currency, current_locale()),
+                    "target": action.target,
+                }
+            )
+    return gaps
+
+
+def _orders_by_target(orders: Iterable[Order]) -> dict[str, Order]:
+    """Orders by what a refund of them names: the payment (Stripe), or for a Shopify
+    order its gid (a refund through Shopify names the order itself)."""
+    found: dict[str, Order] = {}
+    for order in orders:
+        for ref in (order.payment_id, order.shopify_order_id):
+            if ref:
+                found[ref] = order
+    return found
+
+
+def _order_gaps(orders: Iterable[Order]) -> list[str]:
+    _ = catalogue().gettext
+    gaps = []
+    orders = list(orders)
+    for order in orders:
+        if not order.payment_id:
+            gaps.append(_("Order %(order)s has no payment on file.") % {"order": order.name})
+    shared = Counter(order.payment_id for order in orders if order.payment_id)
+    for payment, count in shared.items():
+        if count > 1:
+            names = ", ".join(order.name for order in orders if order.payment_id == payment)
+            gaps.append(
+                _("Payment %(payment)s belongs to more than one order on file (%(orders)s).")
+                % {"payment": payment, "orders": names}
+            )
+    return gaps
+
+
+def _proposal_gaps(file: CaseFile) -> list[str]:
+    _ = catalogue().gettext
+    by_payment = _orders_by_target(file.orders)
+    gaps = []
+    for proposal, _approvals in file.proposals:
+        if proposal.status not in ProposalStatus.OPEN or proposal.kind != "refund":
+            continue
+        order = by_payment.get(proposal.target)
+        if order is None:
+            gaps.append(
+                _("The refund proposed targets %(target)s, which no order on file matches.")
+                % {"target": proposal.target}
+            )
+        elif proposal.currency and proposal.currency != order.currency:
+            gaps.append(
+                _(
+                    "The refund proposed is in %(proposed)s, but order %(order)s was paid in "
+                    "%(paid)s."
+                )
+                % {
+                    "proposed": proposal.currency.upper(),
+                    "order": order.name,
+                    "paid": order.currency.upper(),
+                }
+            )
+    return gaps
+
+
+# ------------------------------------------------------------------ the audit log
+
+
+@dataclass(frozen=True)
+class ChainStanding:
+    """The shop's chain as verified now, and against its newest signed checkpoint."""
+
+    report: ChainReport
+    checkpoint_when: str | None
+    checkpoint_problem: str | None
+
+
+@bp.get("/audit")
+@embedded_page
+def audit_log(shop: Shop, member: StaffMember) -> str:
+    """The shop's audit events, newest first, a page at a time, and whether the chain holds."""
+    before = request.args.get("before")
+    before_seq = integer(_whole_number(before, "before"), "before", minimum=1) if before else None
+    session = request_session()
+    query = select(AuditEvent).where(AuditEvent.shop_id == shop.id)
+    if before_seq is not None:
+        query = query.where(AuditEvent.seq < before_seq)
+    events = list(session.scalars(query.order_by(AuditEvent.seq.desc()).limit(PAGE_DEFAULT)))
+    older = events[-1].seq if events and events[-1].seq > 1 else None
+    return render_template(
+        "admin/audit.html",
+        shop=shop,
+        member=member,
+        events=events,
+        older=older,
+        standing=_chain_standing(shop),
+    )
+
+
+def _chain_standing(shop: Shop) -> ChainStanding:
+    session = request_session()
+    report = verify_chain(session, shop.id)
+    settings = current_app.config["CASEWARD_SETTINGS"]
+    path = newest_checkpoint_path(checkpoint_dir(settings), shop.domain, shop.id)
+    if path is None:
+        return ChainStanding(report, None, None)
+    try:
+        checkpoint = load_checkpoint(path, current_app.extensions["caseward.audit_keys"])
+        report = check_against(session, shop.id, report, checkpoint)
+    except CheckpointError as exc:
+        return ChainStanding(report, None, str(exc))
+    return ChainStanding(report, checkpoint.when, None)
+
+
+def _whole_number(value: str, field: str) -> int:
+    if not value.isascii() or not value.isdigit() or len(value) > 10:
+        raise InvalidInput(f"{field} is a whole number", field=field)
+    return int(value)

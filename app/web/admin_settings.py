@@ -1,0 +1,77 @@
+"""The embedded admin's settings page: connections, staff, policy and the two switches.
+
+The page shows every setting to every member; owners get the controls. Each control is
+sent by ``static/admin_settings.js`` (the Stripe key form by ``static/admin.js``, as on
+the setup page) to the staff JSON API, whose domain functions check the role again,
+refuse everyone else (deny by default) and audit each change in its transaction. The
+kill switch is the one exception to "owners only", as in
+:func:`app.shops.service.set_kill_switch`: any approver may stop everything, and only an
+owner may start it again.
+
+The staff list is read for owners only, as :func:`app.staff.members.list_members`
+allows; everyone else sees their own role and limits.
+"""
+
+from __future__ import annotations
+
+import json
+
+from flask import g, render_template
+
+from app.db import request_session
+from app.money import Money
+from app.shopify.models import ShopifyInstall
+from app.shopify.setup import setup_steps
+from app.shops.models import Shop, StaffMember, StaffRole
+from app.shops.service import current_policy
+from app.staff.members import ROLES, list_members
+from app.web.admin_text import current_locale, policy_sentences
+from app.web.shopify_admin import bp, embedded_page
+from integrations.currency import THREE_DECIMAL, TWO_DECIMAL, ZERO_DECIMAL
+from integrations.stripe._errors import REQUIRED_PERMISSIONS
+
+# Every currency's ISO 4217 digits, for the page's script to turn "USD 480.00" into
+# minor units exactly as the server would.
+CURRENCY_DIGITS = json.dumps(
+    {
+        **dict.fromkeys(sorted(ZERO_DECIMAL), 0),
+        **dict.fromkeys(sorted(TWO_DECIMAL), 2),
+        **dict.fromkeys(sorted(THREE_DECIMAL), 3),
+    },
+    sort_keys=True,
+)
+
+
+@bp.get("/settings")
+@embedded_page
+def settings(shop: Shop, member: StaffMember) -> str:
+    session = request_session()
+    is_owner = member.role in StaffRole.OWNER_ONLY
+    policy = current_policy(session, shop.id)
+    rules = policy.to_dict()
+    del rules["version"]  # the server numbers versions; an edit starts from the rules
+    return render_template(
+        "admin/settings.html",
+        shop=shop,
+        member=member,
+        is_owner=is_owner,
+        may_engage_kill_switch=member.role in StaffRole.CAN_APPROVE,
+        steps=setup_steps(session, shop),
+        install=session.get(ShopifyInstall, shop.id),
+        permissions=REQUIRED_PERMISSIONS,
+        staff=list_members(session, shop=shop, actor=g.actor) if is_owner else [member],
+        roles=ROLES,
+        limits_text=limits_text,
+        policy=policy,
+        policy_words=policy_sentences(policy, current_locale()),
+        rules_json=json.dumps(rules, indent=2, sort_keys=True),
+        currency_digits=CURRENCY_DIGITS,
+    )
+
+
+def limits_text(limits: dict[str, int]) -> str:
+    """A member's approval limits as an owner types them: ``USD 480.00, JPY 5000``."""
+    return ", ".join(
+        f"{currency.upper()} {Money(amount, currency).decimal_string()}"
+        for currency, amount in sorted(limits.items())
+    )

@@ -1,0 +1,389 @@
+"""Refunds of Shopify orders on the money path, and one order's money refunded through
+both Shopify and Stripe.
+
+The linen shop of the other money-path tests, with the app also installed in its Shopify
+store (a real token exchange against the Shopify sandbox over HTTP). Its Shopify order
+for the two aprons was paid through Stripe by the case's payment intent: the same $96.00,
+seen from two providers. Proposals go through the staff API, the executor runs in-process
+with the adapters the worker builds, and the evidence is what each sandbox holds.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+from fault_support import (
+    action_json,
+    approve,
+    case_json,
+    refunds_of_action,
+    reset_sandbox_switches,
+)
+from flask.testing import FlaskClient
+from money_path_harness import Account, Staff
+from rq import Queue
+from shopify_support import deliver_webhook
+from sqlalchemy.orm import Session
+
+from app.actors import Surface, staff
+from app.cases.jobs import refresh_orders_of
+from app.cases.models import Case, Customer
+from app.clock import utcnow
+from app.crypto import secret_box
+from app.demo import LinenShop
+from app.execution.executor import ExecutionContext, execute_action, reconcile_action
+from app.queue import connect_redis
+from app.settings import Settings
+from app.shopify.install import record_install
+from integrations.shopify.auth import AdminVerified, ShopifyAuth
+from integrations.shopify.sandbox import Clock, Fault, ShopifySandbox
+from integrations.shopify.sandbox.state import parse_gid
+from integrations.stripe.sandbox import StripeSandbox
+
+CLIENT_ID = "caseward-money-path-client-id"
+APP_SECRET = "shpss_money_path_app_secret_0123456789"
+SHOP_OWNER = 1001
+APRON = 4800
+CAPTURED = 2 * APRON
+
+
+@pytest.fixture
+def shopify() -> Iterator[ShopifySandbox]:
+    box = ShopifySandbox(api_key=CLIENT_ID, api_secret=APP_SECRET, clock=Clock())
+    box.start()
+    yield box
+    box.stop()
+
+
+@pytest.fixture
+def settings(settings: Settings, shopify: ShopifySandbox) -> Settings:
+    assert shopify.url is not None
+    return replace(
+        settings,
+        shopify_api_key=CLIENT_ID,
+        shopify_api_secret=APP_SECRET,
+        shopify_api_base=shopify.url,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _clean_stripe(sandbox: StripeSandbox) -> Iterator[None]:
+    reset_sandbox_switches(sandbox)
+    yield
+    reset_sandbox_switches(sandbox)
+
+
+@dataclass(frozen=True)
+class Store:
+    """The linen shop's Shopify side: its domain, the aprons order and its line."""
+
+    domain: str
+    order: str
+    apron_line: str
+    customer: str
+
+
+@pytest.fixture
+def store(linen: LinenShop, shopify: ShopifySandbox, settings: Settings, session: Session) -> Store:
+    """The app installed in the linen shop's store, whose order the case's payment paid."""
+    from app.demo import SHOP_DOMAIN  # noqa: PLC0415
+
+    shop = shopify.create_shop(SHOP_DOMAIN, owner_user_id=SHOP_OWNER)
+    customer = shopify.seed_customer(
+        shop.domain, email="maya@example.com", first_name="Maya", last_name="Lin"
+    )
+    two_days_ago = time.time() - 2 * 86400
+    order = shopify.seed_order(
+        shop.domain,
+        customer_id=customer,
+        currency="USD",
+        lines=[{"title": "Linen apron, natural", "quantity": 2, "price": APRON}],
+        gateway="stripe",
+        payment_reference=linen.payment_intent_id,
+        fulfilled_at=two_days_ago,
+        delivered_at=two_days_ago,
+    )
+    auth = ShopifyAuth(CLIENT_ID, APP_SECRET, api_base=shopify.url)
+    try:
+        verified = auth.verify_admin_request(
+            "GET",
+            "https://caseward.example.com/app",
+            {
+                "Authorization": "Bearer "
+                + shopify.session_token(shop.domain, user_id=SHOP_OWNER, issued_at=time.time())
+            },
+            b"",
+            patch_id_token_path="/app/patch-id-token",
+        )
+        assert isinstance(verified, AdminVerified), verified
+        token = auth.exchange_offline_token(verified)
+    finally:
+        auth.close()
+    record_install(
+        session,
+        domain=shop.domain,
+        token=token,
+        installer=staff(str(SHOP_OWNER), Surface.SHOPIFY_ADMIN),
+        installer_is_account_owner=True,
+        installer_email=None,
+        box=secret_box(settings),
+        now=utcnow(),
+    )
+    case = session.get(Case, linen.case_id)
+    assert case is not None and case.customer_id is not None
+    customer_row = session.get(Customer, case.customer_id)
+    assert customer_row is not None
+    customer_row.shopify_customer_id = customer
+    session.commit()
+    number = parse_gid(order, "Order")
+    assert number is not None
+    with shopify.store.lock:
+        line = shopify.store.shop(shop.domain).orders[number].lines[0]
+    return Store(shop.domain, order, f"gid://shopify/LineItem/{line.id}", customer)
+
+
+def _propose(staff_: Staff, case_id: uuid.UUID, body: dict[str, Any]) -> dict[str, Any]:
+    response = staff_.post(f"/api/cases/{case_id}/proposals", body)
+    assert response.status_code == 201, response.get_json()
+    proposal: dict[str, Any] = response.get_json()["proposal"]
+    return proposal
+
+
+def _shopify_refund(store: Store, amount: int, *, quantity: int = 1) -> dict[str, Any]:
+    return {
+        "kind": "refund",
+        "target": store.order,
+        "amount": amount,
+        "currency": "usd",
+        "line_items": [{"line_id": store.apron_line, "amount": amount, "quantity": quantity}],
+        "reason": "One apron arrived torn.",
+    }
+
+
+def _refunds_at_shopify(shopify: ShopifySandbox, store: Store) -> list[tuple[int, str]]:
+    """(amount, note) of every refund the sandbox holds on the order."""
+    number = parse_gid(store.order, "Order")
+    assert number is not None
+    with shopify.store.lock:
+        order = shopify.store.shop(store.domain).orders[number]
+        amounts = {t.id: t.amount for t in order.transactions}
+        return [
+            (sum(amounts[t] for t in refund.transaction_ids), refund.note or "")
+            for refund in order.refunds
+        ]
+
+
+def _failing_checks(proposal: dict[str, Any]) -> list[str]:
+    return [c["reason"] for c in proposal["verdict"]["checks"] if not c["passed"]]
+
+
+def test_a_shopify_order_is_refunded_once_through_shopify_after_a_persons_approval(
+    store: Store,
+    shopify: ShopifySandbox,
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+) -> None:
+    proposal = _propose(proposer, linen.case_id, _shopify_refund(store, APRON))
+
+    assert (proposal["provider"], proposal["status"]) == ("shopify", "awaiting_approval")
+    assert proposal["money_ref"] == linen.payment_intent_id
+    assert _failing_checks(proposal) == []
+    action_id = approve(approver, proposal)
+    assert execute_action(ctx, uuid.UUID(action_id)) == "succeeded"
+
+    [(amount, note)] = _refunds_at_shopify(shopify, store)
+    assert amount == APRON
+    assert note.endswith(f"caseward_action_id={action_id}")
+    action = action_json(approver, action_id)
+    assert action["provider_ref"] and action["provider_ref"].startswith("gid://shopify/Refund/")
+    assert [(a["purpose"], a["outcome"]) for a in action["attempts"]] == [("submit", "answered")]
+    assert refunds_of_action(account, action_id) == []  # Stripe was not asked
+
+
+def test_a_shopify_refund_whose_answer_is_lost_is_found_and_never_made_twice(
+    store: Store,
+    shopify: ShopifySandbox,
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    ctx: ExecutionContext,
+) -> None:
+    action_id = uuid.UUID(
+        approve(approver, _propose(proposer, linen.case_id, _shopify_refund(store, APRON)))
+    )
+    shopify.arm_fault(Fault(kind="drop_after_commit", operation="refundCreate"))
+
+    assert execute_action(ctx, action_id) == "unknown"
+    assert reconcile_action(ctx, action_id) == "succeeded"
+
+    assert [amount for amount, _ in _refunds_at_shopify(shopify, store)] == [APRON]
+    attempts = action_json(approver, str(action_id))["attempts"]
+    assert [(a["purpose"], a["outcome"]) for a in attempts] == [
+        ("submit", "unknown"),
+        ("find", "found"),
+    ]
+
+
+def test_a_shopify_refund_above_what_a_line_was_paid_is_refused_before_approval(
+    store: Store, linen: LinenShop, proposer: Staff
+) -> None:
+    proposal = _propose(proposer, linen.case_id, _shopify_refund(store, CAPTURED + 100))
+
+    assert proposal["status"] == "blocked"
+    assert any("exceeds what is left" in reason for reason in _failing_checks(proposal))
+
+
+def test_a_shopify_line_item_names_its_quantity(
+    store: Store, linen: LinenShop, proposer: Staff
+) -> None:
+    body = _shopify_refund(store, APRON)
+    del body["line_items"][0]["quantity"]
+
+    response = proposer.post(f"/api/cases/{linen.case_id}/proposals", body)
+
+    assert response.status_code == 400
+    assert response.get_json()["error"]["field"] == "line_items[0].quantity"
+
+
+def test_one_orders_money_refunded_through_stripe_then_shopify_never_exceeds_the_order(
+    store: Store,
+    shopify: ShopifySandbox,
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+) -> None:
+    # One apron refunded through Stripe, by the case's own proposal.
+    stripe_refund = case_json(approver, linen.case_id)["proposals"][0]
+    assert stripe_refund["money_ref"] == linen.payment_intent_id
+    through_stripe = approve(approver, stripe_refund)
+    assert execute_action(ctx, uuid.UUID(through_stripe)) == "succeeded"
+
+    # Shopify's order shows nothing refunded; Caseward knows the money went back.
+    too_much = _propose(proposer, linen.case_id, _shopify_refund(store, APRON + 100, quantity=2))
+    assert too_much["status"] == "blocked"
+    assert any(
+        "exceeds what is left to refund ($48.00 of $96.00 captured: $48.00 refunded" in reason
+        for reason in _failing_checks(too_much)
+    )
+    the_rest = _propose(proposer, linen.case_id, _shopify_refund(store, APRON))
+    assert _failing_checks(the_rest) == []
+    through_shopify = approve(approver, the_rest)
+    assert execute_action(ctx, uuid.UUID(through_shopify)) == "succeeded"
+
+    [(amount, _)] = _refunds_at_shopify(shopify, store)
+    [stripe_side] = refunds_of_action(account, through_stripe)
+    assert amount + stripe_side["amount"] == CAPTURED
+
+
+def test_a_refund_in_flight_through_stripe_holds_back_a_shopify_refund_of_the_same_money(
+    store: Store,
+    shopify: ShopifySandbox,
+    sandbox: StripeSandbox,
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+) -> None:
+    # Both proposed while nothing is in flight: each fits on its own.
+    stripe_refund = case_json(approver, linen.case_id)["proposals"][0]
+    shopify_refund = _propose(
+        proposer, linen.case_id, _shopify_refund(store, APRON + 100, quantity=2)
+    )
+    assert _failing_checks(shopify_refund) == []
+    through_stripe = uuid.UUID(approve(approver, stripe_refund))
+    sandbox.arm_fault("drop_before_commit", method="POST", path="/v1/refunds", account=account.id)
+    assert execute_action(ctx, through_stripe) == "unknown"
+    through_shopify = approve(approver, shopify_refund)
+
+    # The Stripe refund may still land: the worker's check before sending counts it.
+    assert execute_action(ctx, uuid.UUID(through_shopify)) == "halted"
+
+    reason = action_json(approver, through_shopify)["status_reason"]
+    assert "$48.00 in flight" in reason, reason
+    assert _refunds_at_shopify(shopify, store) == []
+
+
+def test_a_case_customer_without_a_shopify_identity_gets_no_shopify_refund(
+    store: Store, linen: LinenShop, proposer: Staff, session: Session
+) -> None:
+    case = session.get(Case, linen.case_id)
+    assert case is not None
+    customer = session.get(Customer, case.customer_id)
+    assert customer is not None
+    customer.shopify_customer_id = None
+    session.commit()
+
+    proposal = _propose(proposer, linen.case_id, _shopify_refund(store, APRON))
+
+    assert proposal["status"] == "blocked"
+    assert any("customer" in reason for reason in _failing_checks(proposal)), proposal["verdict"]
+
+
+# ------------------------------------------------------------------ our copy of the orders
+
+
+def _case_customer(session: Session, linen: LinenShop) -> uuid.UUID:
+    case = session.get(Case, linen.case_id)
+    assert case is not None and case.customer_id is not None
+    return case.customer_id
+
+
+def test_the_case_shows_the_customers_shopify_orders_with_the_payment_that_paid_them(
+    store: Store, linen: LinenShop, approver: Staff, ctx: ExecutionContext, session: Session
+) -> None:
+    customer = _case_customer(session, linen)
+
+    first = refresh_orders_of(ctx.session_factory, ctx.adapters, customer, now=utcnow())
+    again = refresh_orders_of(ctx.session_factory, ctx.adapters, customer, now=utcnow())
+
+    # The demo's order #1001 is the same order: linked by its name, never copied twice.
+    assert (first, again) == ("0 added, 1 updated", "0 added, 1 updated")
+    [order] = [o for o in case_json(approver, linen.case_id)["orders"] if o["shopify_order_id"]]
+    assert order["shopify_order_id"] == store.order
+    assert (order["payment_provider"], order["payment_id"]) == ("stripe", linen.payment_intent_id)
+    assert [(line["id"], line["quantity"]) for line in order["lines"]] == [(store.apron_line, 2)]
+    assert order["total"]["amount"] == CAPTURED
+
+
+def test_an_order_change_at_shopify_queues_a_refresh_of_that_customers_orders(
+    store: Store,
+    linen: LinenShop,
+    client: FlaskClient,
+    settings: Settings,
+    session: Session,
+) -> None:
+    customer = _case_customer(session, linen)
+    background = Queue(settings.background_queue_name, connection=connect_redis(settings))
+    background.empty()
+
+    other = deliver_webhook(
+        client,
+        store.domain,
+        "orders/updated",
+        {"id": 1, "customer": {"admin_graphql_api_id": "gid://shopify/Customer/999"}},
+        secret=APP_SECRET,
+    )
+    ours = deliver_webhook(
+        client,
+        store.domain,
+        "orders/updated",
+        {"id": 2, "customer": {"admin_graphql_api_id": store.customer}},
+        secret=APP_SECRET,
+    )
+
+    assert other.status_code == ours.status_code == 200
+    assert other.get_json()["acted"] is None, "not our customer: nothing to refresh"
+    assert ours.get_json()["acted"] == "orders_refresh_queued"
+    assert background.job_ids == [f"orders-{customer}"]
+    assert background.fetch_job(f"orders-{customer}").args == (str(customer),)
