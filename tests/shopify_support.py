@@ -12,6 +12,8 @@ import hashlib
 import hmac
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +21,7 @@ from flask.testing import FlaskClient
 
 from app.clock import utcnow
 from integrations.shopify.auth import AdminVerified, ShopifyAuth
-from integrations.shopify.sandbox import ShopifySandbox
+from integrations.shopify.sandbox import Clock, ShopifySandbox
 
 # The Stripe payment intent that paid Maya's order.
 MAYAS_PAYMENT = "pi_3CasewardDemo0001"
@@ -101,3 +103,15 @@ def deliver_webhook(
         else webhook_signature(json.dumps(payload).encode(), secret),
     }
     return client.post("/webhooks/shopify", data=raw, headers=headers)
+
+
+@contextmanager
+def serving_sandbox(api_key: str, api_secret: str) -> Iterator[ShopifySandbox]:
+    """A Shopify sandbox for the app ``api_key``, served over HTTP on the wall clock
+    (``shopifyapp`` checks session tokens against it), stopped afterwards."""
+    box = ShopifySandbox(api_key=api_key, api_secret=api_secret, clock=Clock())
+    box.start()
+    try:
+        yield box
+    finally:
+        box.stop()

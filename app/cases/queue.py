@@ -13,7 +13,11 @@ statuses alone (nothing is guessed):
   them), or the provider asks them to act on a refund (``requires_action``).
 
 A case may match several filters. Every query is limited to one shop, and the counts
-are one query: one row of conditional counts over the shop's cases.
+are one query: one row of conditional counts over the shop's cases. Each filter is the
+case's id ``IN`` one sub-query over the shop's proposals or actions, which the database
+reads once per query; a sub-query correlated with each case may be planned as a walk
+through all the shop's proposals for every case (it was, with 1,000 cases in tables not
+yet analysed: 130 ms for the counts alone).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sqlalchemy import ColumnElement, and_, exists, func, or_, select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.approvals.models import Proposal, ProposalStatus
@@ -110,17 +114,15 @@ def _conditions(shop_id: uuid.UUID) -> dict[QueueFilter, ColumnElement[bool]]:
     """Each filter as a condition on a ``cases`` row, its sub-queries kept to the shop."""
 
     def has_proposal(*statuses: str) -> ColumnElement[bool]:
-        return exists().where(
-            Proposal.shop_id == shop_id,
-            Proposal.case_id == Case.id,
-            Proposal.status.in_(statuses),
+        return Case.id.in_(
+            select(Proposal.case_id).where(
+                Proposal.shop_id == shop_id, Proposal.status.in_(statuses)
+            )
         )
 
     def has_action(*statuses: str) -> ColumnElement[bool]:
-        return exists().where(
-            Action.shop_id == shop_id,
-            Action.case_id == Case.id,
-            Action.status.in_(statuses),
+        return Case.id.in_(
+            select(Action.case_id).where(Action.shop_id == shop_id, Action.status.in_(statuses))
         )
 
     still_open = Case.status != CaseStatus.RESOLVED

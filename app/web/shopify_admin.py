@@ -232,17 +232,31 @@ def _render(template: str, shop: Shop, member: StaffMember, **context: object) -
     )
 
 
+# What Shopify's package writes into the patch-id-token page; the settings may name
+# another App Bridge and admin (the Shopify sandbox's stand-in, in the demo and tests).
+_SHOPIFY_APP_BRIDGE = "https://cdn.shopify.com/shopifycloud/app-bridge.js"
+_SHOPIFY_ADMIN = "https://admin.shopify.com"
+
+
 @bp.get("/patch-id-token")
 def patch_id_token() -> Response:
-    """Shopify's page that fetches a fresh session token and reloads the request."""
+    """Shopify's page that fetches a fresh session token and reloads the request, with
+    the App Bridge and the admin the settings name (Shopify's own unless configured)."""
     auth = shopify_auth(current_app)
     if auth is None:
         return Response("Shopify is not configured for this Caseward.", 404)
-    return _send(
-        auth.patch_id_token_response(
-            request.method, request.url, dict(request.headers), request.get_data(cache=True)
-        )
+    answer = auth.patch_id_token_response(
+        request.method, request.url, dict(request.headers), request.get_data(cache=True)
     )
+    if answer.status != 200:
+        return _send(answer)
+    settings: Settings = current_app.config["CASEWARD_SETTINGS"]
+    headers = dict(answer.headers)
+    headers["Content-Security-Policy"] = headers["Content-Security-Policy"].replace(
+        _SHOPIFY_ADMIN, settings.shopify_admin_origin
+    )
+    body = answer.body.replace(_SHOPIFY_APP_BRIDGE, settings.shopify_app_bridge_url)
+    return _send(HttpAnswer(answer.status, body, headers))
 
 
 def _send(answer: HttpAnswer) -> Response:

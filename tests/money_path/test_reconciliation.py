@@ -19,6 +19,7 @@ from fault_support import (
     action_json,
     approve,
     assert_money_invariants,
+    case_audit_json,
     case_json,
     refunds_of_action,
     reset_sandbox_switches,
@@ -225,6 +226,12 @@ def test_a_late_commit_landing_between_look_up_and_resend_is_recorded_as_the_pro
         attempts,
     )
     assert "resubmit" not in [purpose for purpose, _ in attempts]
+    # Recognised as ours by the re-check before the resend, not stopped by a check and
+    # settled later by a look-up.
+    events = [e for e in case_audit_json(approver, linen.case_id) if e["action_id"] == action_id]
+    assert "action.needs_decision" not in [e["kind"] for e in events]
+    reported = [e for e in events if e["kind"] == "action.provider_status"]
+    assert reported[0]["data"]["source"] == "re-check"
     assert_money_invariants(account, patient_ctx.session_factory, linen.shop_id)
 
 

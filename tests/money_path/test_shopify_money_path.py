@@ -27,7 +27,7 @@ from fault_support import (
 from flask.testing import FlaskClient
 from money_path_harness import Account, Staff
 from rq import Queue
-from shopify_support import deliver_webhook
+from shopify_support import deliver_webhook, serving_sandbox
 from sqlalchemy.orm import Session
 
 from app.actors import Surface, staff
@@ -41,7 +41,7 @@ from app.queue import connect_redis
 from app.settings import Settings
 from app.shopify.install import record_install
 from integrations.shopify.auth import AdminVerified, ShopifyAuth
-from integrations.shopify.sandbox import Clock, Fault, ShopifySandbox
+from integrations.shopify.sandbox import Fault, ShopifySandbox
 from integrations.shopify.sandbox.state import parse_gid
 from integrations.stripe.sandbox import StripeSandbox
 
@@ -54,10 +54,8 @@ CAPTURED = 2 * APRON
 
 @pytest.fixture
 def shopify() -> Iterator[ShopifySandbox]:
-    box = ShopifySandbox(api_key=CLIENT_ID, api_secret=APP_SECRET, clock=Clock())
-    box.start()
-    yield box
-    box.stop()
+    with serving_sandbox(CLIENT_ID, APP_SECRET) as box:
+        yield box
 
 
 @pytest.fixture

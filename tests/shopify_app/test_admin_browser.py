@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 from sandbox_settings import with_sandbox
 from shopify_app_support import APP_SECRET, CLIENT_ID
+from shopify_support import serving_sandbox
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -19,7 +20,7 @@ from app.audit import AuditEvent
 from app.connections.models import Connection
 from app.settings import Settings
 from app.shops.models import Shop
-from integrations.shopify.sandbox import Clock, SandboxShop, ShopifySandbox
+from integrations.shopify.sandbox import SandboxShop, ShopifySandbox
 from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
 
 CHROMIUM = shutil.which("chromium")
@@ -31,10 +32,8 @@ OWNER, CLERK = 1001, 1002
 
 @pytest.fixture
 def shopify() -> Iterator[ShopifySandbox]:
-    box = ShopifySandbox(api_key=CLIENT_ID, api_secret=APP_SECRET, clock=Clock())
-    box.start()
-    yield box
-    box.stop()
+    with serving_sandbox(CLIENT_ID, APP_SECRET) as box:
+        yield box
 
 
 @pytest.fixture

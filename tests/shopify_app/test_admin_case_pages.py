@@ -556,7 +556,7 @@ def test_every_message_of_the_admin_is_in_the_catalogue() -> None:
         catalogue = read_po(po)
     listed = {m.id if isinstance(m.id, str) else m.id[0] for m in catalogue if m.id}
 
-    assert extracted - listed == set(), "run pybabel extract and update (see app/translations/babel.cfg)"
+    assert extracted - listed == set(), "extract and update: see app/translations/babel.cfg"
     assert listed - extracted == set(), "the catalogue lists messages no page uses"
 
 

@@ -1,10 +1,11 @@
 """The linen shop of the seed story, as Shopify would hold it, for the offline demo.
 
 It mirrors the app's own demo data: the shop ``linen-and-loom.myshopify.com`` (owner,
-approver and proposer on staff), the customer Maya Lin, and order #1001: two linen
-aprons at $48, paid $96, fulfilled six days ago and delivered three days ago. When the
-demo's Stripe payment intent is known it is the payment's reference (a Stripe-paid
-order); otherwise the order is paid through Shopify Payments.
+approver and proposer on staff, and a fourth member to whom the app gives no role), the
+customer Maya Lin, and order #1001: two linen aprons at $48, paid $96, fulfilled six
+days ago and delivered three days ago. When the demo's Stripe payment intent is known
+it is the payment's reference (a Stripe-paid order); otherwise the order is paid
+through Shopify Payments.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from .sandbox import ShopifySandbox
 
 DEMO_SHOP = "linen-and-loom"
-OWNER_USER_ID, APPROVER_USER_ID, PROPOSER_USER_ID = 1001, 1002, 1003
+OWNER_USER_ID, APPROVER_USER_ID, PROPOSER_USER_ID, VIEWER_USER_ID = 1001, 1002, 1003, 1004
 DAY = 24 * 3600.0
 
 
@@ -33,6 +34,7 @@ def seed_demo_shop(sandbox: ShopifySandbox, *, payment_reference: str | None = N
     for user_id, first, last in (
         (APPROVER_USER_ID, "Sam", "Approver"),
         (PROPOSER_USER_ID, "Pat", "Proposer"),
+        (VIEWER_USER_ID, "Vic", "Viewer"),
     ):
         sandbox.add_staff(shop.domain, user_id=user_id, first_name=first, last_name=last)
     customer = sandbox.seed_customer(

@@ -11,7 +11,10 @@ app secret exactly as Shopify signs them:
   answering the frame's requests for a fresh token;
 - ``GET /admin-standin/app-bridge.js``: what the app loads instead of App Bridge (point
   the app's App Bridge URL here): ``shopify.idToken()`` asks the admin page for a token,
-  and same-origin ``fetch`` calls carry it as ``Authorization: Bearer``;
+  same-origin ``fetch`` calls carry it as ``Authorization: Bearer``, and on the app's
+  patch-id-token page (a link or reload inside the frame lands there, without a token)
+  it reloads the page named by ``shopify-reload`` with a fresh ``id_token``, as App
+  Bridge does;
 - ``GET /admin-standin/session-token?shop=...&user=...``: a fresh token, for the page.
 
 Only staff the sandbox knows, of a shop where the app is installed, get a token.
@@ -63,6 +66,17 @@ _BRIDGE = """\
   };
   const meta = document.querySelector('meta[name="shopify-api-key"]');
   window.shopify = { idToken, config: { apiKey: meta ? meta.content : null } };
+  // The app's patch-id-token page: reload the page it names with a fresh token.
+  const reload = new URLSearchParams(window.location.search).get("shopify-reload");
+  if (reload !== null) {
+    const target = new URL(reload, window.location.href);
+    if (target.origin === window.location.origin) {
+      idToken().then((token) => {
+        target.searchParams.set("id_token", token);
+        window.location.replace(target.href);
+      });
+    }
+  }
 })();
 """
 

@@ -1,0 +1,215 @@
+"""The demo's walk in a real browser, inside the Shopify sandbox's stand-in admin: the
+approver finds the linen case in the queue, reads the $48.00 refund in words, approves it,
+and after a real RQ worker has sent it, the case file shows Stripe's refund id; a staff
+member without a role reads the same case with no approve button, and the API refuses
+their approval. The linen shop is seeded as ``make run`` seeds it, in Caseward and in the
+Shopify sandbox; screenshots of each step are kept for the README."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import stripe
+from flask import Flask
+from sandbox_settings import with_sandbox
+from shopify_app_support import APP_SECRET, CLIENT_ID
+from shopify_support import serving_sandbox
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.approvals.models import Approval, Proposal, ProposalStatus
+from app.crypto import secret_box
+from app.db import Database
+from app.demo import APP_HANDLE, DemoCase, open_demo
+from app.execution.models import Action
+from app.settings import Settings
+from integrations.shopify.sandbox import ShopifySandbox, seed_demo_shop
+from integrations.shopify.sandbox.demo import APPROVER_USER_ID, DEMO_SHOP, VIEWER_USER_ID
+from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "money_path"))
+from money_path_harness import WorkerProcess, wait_for
+
+CHROMIUM = shutil.which("chromium")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+SUBJECT = "One apron arrived torn (order #1001)"
+
+
+@dataclass(frozen=True)
+class Demo:
+    """The seeded demo as the browser meets it, and the Stripe account behind it."""
+
+    case: DemoCase
+    proposal: Proposal
+    stripe: stripe.StripeClient
+    admin: str  # the stand-in admin's address of the app, without ``?user=``
+
+
+@pytest.fixture
+def shopify() -> Iterator[ShopifySandbox]:
+    with serving_sandbox(CLIENT_ID, APP_SECRET) as box:
+        yield box
+
+
+@pytest.fixture
+def settings(settings: Settings, sandbox: StripeSandbox, shopify: ShopifySandbox) -> Settings:
+    assert shopify.url is not None
+    return with_sandbox(
+        settings,
+        sandbox,
+        shopify_api_base=shopify.url,
+        shopify_app_bridge_url=f"{shopify.url}/admin-standin/app-bridge.js",
+        shopify_admin_origin=shopify.url,
+    )
+
+
+@pytest.fixture
+def demo(
+    app: Flask,
+    settings: Settings,
+    sandbox: StripeSandbox,
+    shopify: ShopifySandbox,
+    web_url: str,
+) -> Demo:
+    """The linen shop in Caseward (its staff's Shopify ids with their roles) and in the
+    Shopify sandbox (order #1001 paid by the demo's Stripe payment), the app framed by
+    the stand-in admin."""
+    keys = sandbox.create_account(restricted_keys=[{"permissions": DEMO_PERMISSIONS}])
+    with Database.state(app).session_factory() as session:
+        case = open_demo(
+            session,
+            settings=settings,
+            box=secret_box(settings),
+            secret_key=keys.secret_key,
+            restricted_key=keys.restricted_keys[0].key,
+            web=web_url,
+        )
+        proposal = session.scalars(select(Proposal).where(Proposal.case_id == case.case_id)).one()
+    seed_demo_shop(shopify, payment_reference=case.payment_id)
+    shopify.standin.app_url = web_url
+    client = stripe.StripeClient(
+        keys.secret_key, base_addresses={"api": settings.stripe_api_base}, max_network_retries=0
+    )
+    admin = f"{shopify.url}/admin-standin/store/{DEMO_SHOP}/apps/{APP_HANDLE}"
+    return Demo(case, proposal, client, admin)
+
+
+@pytest.fixture
+def worker(settings: Settings, redis_url: str) -> Iterator[WorkerProcess]:
+    process = WorkerProcess(settings, redis_url)
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def page() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        # Tall enough that a screenshot holds a whole proposal, from its words to its button.
+        yield browser.new_page(viewport={"width": 1280, "height": 1300})
+        browser.close()
+
+
+def _screenshot(page: object, name: str, top: object = None) -> None:
+    """The admin as the person sees it, the frame scrolled to ``top`` (a locator) first."""
+    from playwright.sync_api import Locator, Page  # noqa: PLC0415
+
+    assert isinstance(page, Page)
+    if isinstance(top, Locator):
+        top.evaluate("element => element.scrollIntoView({ block: 'start' })")
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / f"{name}.png")
+
+
+def test_an_approver_walks_the_linen_case_from_the_queue_to_stripes_refund(
+    page: object, demo: Demo, worker: WorkerProcess
+) -> None:
+    from playwright.sync_api import Page, expect  # noqa: PLC0415
+
+    assert isinstance(page, Page)
+    expect.set_options(timeout=30_000)  # a deadline a loaded machine meets (default: 5 s)
+
+    page.goto(f"{demo.admin}?user={APPROVER_USER_ID}")
+    app = page.frame_locator("#app")
+    expect(app.get_by_text("you are approver")).to_be_visible()
+    expect(app.locator('s-badge[data-count="needs_approval"]')).to_have_text("1")
+    row = app.locator("tr", has_text=SUBJECT)
+    expect(row).to_contain_text("Needs approval")
+    _screenshot(page, "queue")
+
+    row.get_by_role("link", name=SUBJECT).click()
+    expect(app.get_by_role("heading", name=SUBJECT, level=1)).to_be_visible()
+    proposal = app.locator(f'[data-proposal="{demo.proposal.id}"]')
+    in_words = proposal.locator(".in-words")
+    expect(in_words).to_contain_text("Refund $48.00 of order #1001")
+    expect(in_words).to_contain_text(f"Stripe payment {demo.case.payment_id}")
+    expect(in_words).to_contain_text("to the original payment method")
+    _screenshot(page, "case-before-approval", top=in_words)
+
+    proposal.get_by_role("button", name="Approve").click()
+    expect(proposal.locator("form.approve output")).to_have_text(
+        "Approved: the action is queued and will be sent once."
+    )
+
+    frame = page.frame(name="app-iframe")
+    assert frame is not None
+    action = app.locator("article.action")
+
+    def succeeded_after_reload() -> bool:
+        frame.goto(frame.url)  # the case file does not update itself: a person reloads it
+        return "succeeded" in action.locator("s-badge").first.inner_text()
+
+    wait_for(succeeded_after_reload, timeout=30, what="the case file to show the refund done")
+    refunds = demo.stripe.v1.refunds.list(params={"payment_intent": demo.case.payment_id}).data
+    assert [(refund.amount, refund.status) for refund in refunds] == [(4800, "succeeded")]
+    expect(action).to_contain_text(f"Provider reference {refunds[0].id}")
+    expect(action).to_contain_text(f"Approved by {APPROVER_USER_ID}")
+    _screenshot(page, "case-after-refund", top=action)
+
+
+def test_a_staff_member_without_a_role_reads_the_case_but_cannot_approve_it(
+    page: object, demo: Demo, session: Session
+) -> None:
+    from playwright.sync_api import Page, expect  # noqa: PLC0415
+
+    assert isinstance(page, Page)
+    expect.set_options(timeout=30_000)
+
+    page.goto(f"{demo.admin}?user={VIEWER_USER_ID}")
+    app = page.frame_locator("#app")
+    expect(app.get_by_text("you are viewer")).to_be_visible()
+    app.get_by_role("link", name=SUBJECT).click()
+    proposal = app.locator(f'[data-proposal="{demo.proposal.id}"]')
+    in_words = proposal.locator(".in-words")
+    expect(in_words).to_contain_text("Refund $48.00 of order #1001")
+    expect(proposal.get_by_role("button")).to_have_count(0)
+    _screenshot(page, "case-as-viewer", top=in_words)
+
+    # The button is a courtesy: the API refuses the approval itself, from this very page.
+    frame = page.frame(name="app-iframe")
+    assert frame is not None
+    status = frame.evaluate(
+        """async ([url, digest]) => (await fetch(url, {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({ digest }),
+        })).status""",
+        [f"/api/proposals/{demo.proposal.id}/approve", demo.proposal.digest],
+    )
+    assert status == 403
+    assert session.get_one(Proposal, demo.proposal.id).status == ProposalStatus.AWAITING_APPROVAL
+    assert session.scalars(select(Approval)).all() == []
+    assert session.scalars(select(Action)).all() == []
