@@ -1,7 +1,13 @@
 // The embedded admin's forms, sent as JSON to Caseward's API. Inside the Shopify admin,
 // App Bridge adds a fresh session token to every fetch from this page, so no credential
-// is ever written into the page or its address. Answers update the page in place.
+// is ever written into the page or its address. Answers update the page in place. The
+// words come from the page (its data- attributes), which takes them from the catalogue.
 "use strict";
+
+// "%(name)s" in a catalogue message, filled as the server's gettext fills it.
+function fill(message, values) {
+  return message.replace(/%\((\w+)\)s/g, (_, name) => String(values[name]));
+}
 
 async function send(method, url, body, output) {
   output.textContent = "…";
@@ -12,7 +18,9 @@ async function send(method, url, body, output) {
   });
   const answer = await response.json().catch(() => ({}));
   if (!response.ok) {
-    output.textContent = (answer.error && answer.error.message) || `Refused (${response.status}).`;
+    output.textContent =
+      (answer.error && answer.error.message) ||
+      fill(document.body.dataset.refused, { status: response.status });
     return null;
   }
   return answer;
@@ -36,7 +44,11 @@ if (stripeKey) {
     }
     const saved = await send("PUT", stripeKey.dataset.save, body, output);
     if (saved) {
-      output.textContent = `Connected with ${saved.key} (${saved.livemode ? "live" : "test"} mode).`;
+      const words = stripeKey.dataset;
+      output.textContent = fill(words.connected, {
+        key: saved.key,
+        mode: saved.livemode ? words.live : words.testMode,
+      });
       stripeKey.elements.api_key.value = "";
       if (writes) {
         writes.querySelector("button").disabled = false;
@@ -52,7 +64,7 @@ if (writes) {
     const output = writes.querySelector("output");
     const answer = await send("PUT", writes.dataset.put, { enabled: true }, output);
     if (answer && answer.writes_enabled) {
-      output.textContent = "Writes are on: approved actions are sent to the payment provider.";
+      output.textContent = writes.dataset.done;
       writes.querySelector("button").disabled = true;
     }
   });

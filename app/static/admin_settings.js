@@ -78,7 +78,9 @@
       const response = await fetch(button.dataset.url);
       if (!response.ok) {
         const answer = await response.json().catch(() => ({}));
-        output.textContent = (answer.error && answer.error.message) || `Refused (${response.status}).`;
+        output.textContent =
+          (answer.error && answer.error.message) ||
+          fill(document.body.dataset.refused, { status: response.status });
         return;
       }
       const named = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");

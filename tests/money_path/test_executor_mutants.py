@@ -630,9 +630,11 @@ def test_a_throttled_fresh_read_sends_nothing_and_waits_as_long_as_stripe_asks(
     session: Session,
 ) -> None:
     action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
-    scheduled: list[float] = []
+    scheduled: list[tuple[uuid.UUID, float]] = []
     moment = utcnow()
-    throttled = replace(_pinned(ctx, moment), resend_later=lambda _, delay: scheduled.append(delay))
+    throttled = replace(
+        _pinned(ctx, moment), resend_later=lambda action, delay: scheduled.append((action, delay))
+    )
     # One read an hour for the account, used up by someone else's read just now.
     sandbox.set_rate_limits(
         RateLimits(test_read=1, test_write=None, per_seconds=WRITE_WINDOW_SECONDS),
@@ -644,7 +646,8 @@ def test_a_throttled_fresh_read_sends_nothing_and_waits_as_long_as_stripe_asks(
     finally:
         sandbox.set_rate_limits(None, account=account.id)
 
-    [delay] = scheduled
+    [(again, delay)] = scheduled
+    assert again == action_id
     assert _stripes_wait(delay), f"tried again after {delay} s, not after Retry-After"
     action = _action(session, action_id)
     assert action.next_check_at == moment + timedelta(seconds=delay)
@@ -755,3 +758,17 @@ def test_a_resend_stopped_before_any_call_goes_to_a_person(
     assert [a["purpose"] for a in action["attempts"]] == ["submit", "find"]
     decided = _last_event(session, action_id, "action.needs_decision")
     assert (decided.created_at, decided.data["reason"]) == (moment, reason)
+
+
+def test_an_approval_is_good_up_to_its_last_moment(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    last_moment = _action(session, action_id).approval_expires_at
+
+    assert execute_action(_pinned(ctx, last_moment), action_id) == "succeeded"
+    assert len(refunds_of_action(account, str(action_id))) == 1
