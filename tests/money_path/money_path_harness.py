@@ -156,6 +156,10 @@ class WorkerProcess(ServiceProcess):
             "CASEWARD_RECONCILE_DELAY": str(settings.reconcile_delay_seconds),
             "CASEWARD_RECONCILE_MAX_DELAY": str(settings.reconcile_max_delay_seconds),
             "CASEWARD_PROVIDER_TIMEOUT": str(settings.provider_timeout_seconds),
+            # The app's Shopify credentials and where Shopify is (the sandbox), when set.
+            "SHOPIFY_API_KEY": settings.shopify_api_key,
+            "SHOPIFY_API_SECRET": settings.shopify_api_secret,
+            "SHOPIFY_API_BASE": settings.shopify_api_base,
         }
         rq = str(Path(sys.executable).parent / "rq")
         super().__init__(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,9 +23,10 @@ from fault_support import (
     case_json,
     refunds_of_action,
     reset_sandbox_switches,
+    wait_for_status,
 )
 from flask.testing import FlaskClient
-from money_path_harness import Account, Staff
+from money_path_harness import Account, Staff, WorkerProcess
 from rq import Queue
 from shopify_support import deliver_webhook, serving_sandbox
 from sqlalchemy.orm import Session
@@ -50,6 +51,7 @@ APP_SECRET = "shpss_money_path_app_secret_0123456789"
 SHOP_OWNER = 1001
 APRON = 4800
 CAPTURED = 2 * APRON
+SETTLED = ("succeeded", "failed", "rejected", "halted", "cannot_run", "needs_decision", "unknown")
 
 
 @pytest.fixture
@@ -204,6 +206,25 @@ def test_a_shopify_order_is_refunded_once_through_shopify_after_a_persons_approv
     assert action["provider_ref"] and action["provider_ref"].startswith("gid://shopify/Refund/")
     assert [(a["purpose"], a["outcome"]) for a in action["attempts"]] == [("submit", "answered")]
     assert refunds_of_action(account, action_id) == []  # Stripe was not asked
+
+
+@pytest.mark.slow
+def test_a_worker_process_refunds_a_shopify_order_once(
+    store: Store,
+    shopify: ShopifySandbox,
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    start_worker: Callable[[], WorkerProcess],
+) -> None:
+    action_id = approve(approver, _propose(proposer, linen.case_id, _shopify_refund(store, APRON)))
+
+    start_worker()
+
+    ended = wait_for_status(approver, action_id, SETTLED)
+    assert ended["status"] == "succeeded", (ended["status"], ended["status_reason"])
+    assert [amount for amount, _ in _refunds_at_shopify(shopify, store)] == [APRON]
+    assert ended["provider_ref"].startswith("gid://shopify/Refund/")
 
 
 def test_a_shopify_refund_whose_answer_is_lost_is_found_and_never_made_twice(
