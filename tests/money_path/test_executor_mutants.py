@@ -772,3 +772,26 @@ def test_an_approval_is_good_up_to_its_last_moment(
 
     assert execute_action(_pinned(ctx, last_moment), action_id) == "succeeded"
     assert len(refunds_of_action(account, str(action_id))) == 1
+
+
+def test_a_resend_the_fresh_checks_refuse_goes_to_a_person(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
+    # Meanwhile the merchant refunds $60 in Stripe's dashboard: $36 is left.
+    direct_refund(account, linen.payment_intent_id, 6000)
+    moment = utcnow()
+
+    # The look-up finds nothing; the checks before the resend refuse it. The first send
+    # may still land, so a person decides: the action is not halted as "never sent".
+    assert reconcile_action(_pinned(ctx, moment), action_id) == "needs_decision"
+
+    action = action_json(approver, str(action_id))
+    assert action["status_reason"].startswith("checks at execution: Refund of $48.00 exceeds")
+    assert [a["purpose"] for a in action["attempts"]] == ["submit", "find"]
+    assert _last_event(session, action_id, "action.needs_decision").created_at == moment
