@@ -19,15 +19,14 @@ attempts, events), never one per row.
 
 from __future__ import annotations
 
-import functools
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Concatenate, ParamSpec, cast
+from typing import Any, cast
 
-from flask import Flask, Response, current_app, g, render_template, request, url_for
+from flask import Flask, current_app, g, render_template, request
 from flask.blueprints import BlueprintSetupState
 from sqlalchemy import select
 
@@ -59,15 +58,9 @@ from app.web.admin_text import (
     money_text,
     policy_sentences,
     say,
-    tone,
 )
 from app.web.shopify_admin import bp, embedded_page
 
-P = ParamSpec("P")
-# Shopify's own query on every admin page: which shop, the admin's host and language.
-# Links between pages carry it on, so a reload fetches a fresh session token for the
-# same shop and the next page reads in the same language.
-_CONTEXT_PARAMETERS = ("embedded", "shop", "host", "locale")
 # Statuses in which an action may still move money or change: shown as in flight.
 IN_FLIGHT = (*ActionStatus.IN_FLIGHT, ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION)
 
@@ -77,43 +70,6 @@ def _install_catalogue(state: BlueprintSetupState) -> None:
 
 
 bp.record_once(_install_catalogue)
-
-
-def with_url_values(
-    view: Callable[Concatenate[Shop, StaffMember, P], str],
-) -> Callable[P, Response]:
-    """:func:`embedded_page` for a view that also takes values from its URL."""
-
-    @functools.wraps(view)
-    def page(*args: P.args, **kwargs: P.kwargs) -> Response:
-        return embedded_page(lambda shop, member: view(shop, member, *args, **kwargs))()
-
-    return page
-
-
-@bp.context_processor
-def _page_helpers() -> dict[str, object]:
-    """What every admin template uses; App Bridge's key and address too, as this module's
-    pages are rendered without ``shopify_admin._render``."""
-    locale = current_locale()
-    return {
-        "api_key": g.get("shopify_api_key"),
-        "app_bridge_url": current_app.config["CASEWARD_SETTINGS"].shopify_app_bridge_url,
-        "admin_url": admin_url,
-        "locale": locale,
-        "money_text": lambda amount, currency: money_text(amount, currency, locale),
-        "moment_text": lambda moment: moment_text(moment, locale),
-        "say": say,
-        "tone": tone,
-    }
-
-
-def admin_url(endpoint: str, **values: Any) -> str:
-    """The URL of another admin page, carrying Shopify's query (never the token)."""
-    carried: dict[str, Any] = {
-        name: request.args[name] for name in _CONTEXT_PARAMETERS if name in request.args
-    }
-    return url_for(endpoint, **carried, **values)
 
 
 @bp.errorhandler(NotFound)
@@ -173,7 +129,7 @@ class ActionView:
 
 
 @bp.get("/cases/<uuid:case_id>")
-@with_url_values
+@embedded_page
 def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
     """Everything on file about one case, what is missing from it, and its decisions."""
     session = request_session()

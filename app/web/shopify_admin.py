@@ -26,8 +26,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec
 
-from flask import Blueprint, Flask, Request, Response, current_app, g, render_template, request
+from flask import (
+    Blueprint,
+    Flask,
+    Request,
+    Response,
+    current_app,
+    g,
+    render_template,
+    request,
+    url_for,
+)
 
 from app.actors import Surface, staff
 from app.cases.queue import case_queue
@@ -41,12 +52,20 @@ from app.shopify.setup import SetupSteps, setup_steps
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy, staff_member
 from app.staff.tokens import TOKEN_PREFIX
-from app.web.admin_text import current_locale, policy_sentences
+from app.web.admin_text import (
+    current_locale,
+    moment_text,
+    money_text,
+    policy_sentences,
+    say,
+    tone,
+)
 from app.web.auth import StaffIdentity, bearer_token
 from integrations.shopify.auth import AdminVerified, Refusal, ShopifyAuth
 from integrations.shopify.errors import HttpAnswer, ShopifyTokenError
 from integrations.stripe._errors import REQUIRED_PERMISSIONS
 
+P = ParamSpec("P")
 bp = Blueprint("shopify_admin", __name__, url_prefix="/app")
 PATCH_ID_TOKEN_PATH = "/app/patch-id-token"  # noqa: S105  (a path, not a secret)
 _EXTENSION = "caseward.shopify"
@@ -154,11 +173,14 @@ def _refusal(answer: HttpAnswer) -> SessionTokenRefused:
 # ------------------------------------------------------------------ pages
 
 
-def embedded_page(view: Callable[[Shop, StaffMember], str]) -> Callable[[], Response]:
-    """Verify the page load (steps 1-4), then render ``view`` framed by the shop's admin."""
+def embedded_page(
+    view: Callable[Concatenate[Shop, StaffMember, P], str],
+) -> Callable[P, Response]:
+    """Verify the page load (steps 1-4), then render ``view`` framed by the shop's admin;
+    the values of the page's URL follow the shop and the person."""
 
     @functools.wraps(view)
-    def page() -> Response:
+    def page(*args: P.args, **kwargs: P.kwargs) -> Response:
         auth = shopify_auth(current_app)
         if auth is None:
             return Response("Shopify is not configured for this Caseward.", 404)
@@ -180,7 +202,7 @@ def embedded_page(view: Callable[[Shop, StaffMember], str]) -> Callable[[], Resp
         admin = current_app.config["CASEWARD_SETTINGS"].shopify_admin_origin
         g.frame_ancestors = f"https://{shop.domain} {admin}"
         g.shopify_api_key = auth.client_id
-        response = Response(view(shop, member), 200, mimetype="text/html")
+        response = Response(view(shop, member, *args, **kwargs), 200, mimetype="text/html")
         for name, value in verification.headers.items():
             if name.lower() != "content-security-policy":  # ours says the same, and more
                 response.headers[name] = value
@@ -197,7 +219,8 @@ def home(shop: Shop, member: StaffMember) -> str:
     steps = setup_steps(request_session(), shop)
     if steps.remaining:
         return _setup_html(shop, member, steps)
-    return _render("admin/cases.html", shop, member, queue=case_queue(request_session(), shop.id))
+    queue = case_queue(request_session(), shop.id)
+    return render_template("admin/cases.html", shop=shop, member=member, queue=queue)
 
 
 @bp.get("/setup")
@@ -210,10 +233,10 @@ def setup(shop: Shop, member: StaffMember) -> str:
 
 def _setup_html(shop: Shop, member: StaffMember, steps: SetupSteps) -> str:
     session = request_session()
-    return _render(
+    return render_template(
         "admin/setup.html",
-        shop,
-        member,
+        shop=shop,
+        member=member,
         steps=steps,
         policy=policy_sentences(current_policy(session, shop.id), current_locale()),
         permissions=REQUIRED_PERMISSIONS,
@@ -221,15 +244,35 @@ def _setup_html(shop: Shop, member: StaffMember, steps: SetupSteps) -> str:
     )
 
 
-def _render(template: str, shop: Shop, member: StaffMember, **context: object) -> str:
-    return render_template(
-        template,
-        shop=shop,
-        member=member,
-        api_key=g.shopify_api_key,
-        app_bridge_url=current_app.config["CASEWARD_SETTINGS"].shopify_app_bridge_url,
-        **context,
-    )
+# Shopify's own query on every admin page: which shop, the admin's host and language.
+# Links between pages carry it on, so a reload fetches a fresh session token for the
+# same shop and the next page reads in the same language.
+_CONTEXT_PARAMETERS = ("embedded", "shop", "host", "locale")
+
+
+def admin_url(endpoint: str, **values: Any) -> str:
+    """The URL of another admin page, carrying Shopify's query (never the token)."""
+    carried: dict[str, Any] = {
+        name: request.args[name] for name in _CONTEXT_PARAMETERS if name in request.args
+    }
+    return url_for(endpoint, **carried, **values)
+
+
+@bp.context_processor
+def _page_helpers() -> dict[str, object]:
+    """What every admin template uses: App Bridge's key and address, links, the locale's
+    money and dates, the catalogue's words for stored codes."""
+    locale = current_locale()
+    return {
+        "api_key": g.get("shopify_api_key"),
+        "app_bridge_url": current_app.config["CASEWARD_SETTINGS"].shopify_app_bridge_url,
+        "admin_url": admin_url,
+        "locale": locale,
+        "money_text": lambda amount, currency: money_text(amount, currency, locale),
+        "moment_text": lambda moment: moment_text(moment, locale),
+        "say": say,
+        "tone": tone,
+    }
 
 
 # What Shopify's package writes into the patch-id-token page; the settings may name

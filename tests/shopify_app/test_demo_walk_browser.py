@@ -3,12 +3,15 @@ approver finds the linen case in the queue, reads the $48.00 refund in words, ap
 and after a real RQ worker has sent it, the case file shows Stripe's refund id; a staff
 member without a role reads the same case with no approve button, and the API refuses
 their approval. The linen shop is seeded as ``make run`` seeds it, in Caseward and in the
-Shopify sandbox; screenshots of each step are kept for the README."""
+Shopify sandbox; screenshots of each step are kept for the README (renewed with
+``CASEWARD_SCREENSHOTS=1``)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +42,13 @@ CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
 )
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+# The README's screenshots are renewed only on request (CASEWARD_SCREENSHOTS=1), so that
+# an ordinary run leaves the checkout as it was; otherwise they go to a temporary folder.
+SCREENSHOTS = (
+    Path(__file__).resolve().parent / "screenshots"
+    if os.environ.get("CASEWARD_SCREENSHOTS") == "1"
+    else Path(tempfile.gettempdir()) / "caseward-screenshots"
+)
 SUBJECT = "One apron arrived torn (order #1001)"
 
 
