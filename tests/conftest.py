@@ -20,6 +20,7 @@ import threading
 import uuid
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -178,14 +179,44 @@ def sandbox() -> Iterator[StripeSandbox]:
     box.stop()
 
 
+class _Handling:
+    """The app, counting the requests it is handling: werkzeug's request threads are
+    daemons that its shutdown does not wait for, and one still writing (a webhook the
+    sandbox delivered late) must not race the tables being emptied after the test."""
+
+    def __init__(self, app: Flask) -> None:
+        self._app = app
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def __call__(self, environ: Any, start_response: Any) -> Any:
+        with self._changed:
+            self._count += 1
+        try:
+            return self._app(environ, start_response)
+        finally:
+            with self._changed:
+                self._count -= 1
+                self._changed.notify_all()
+
+    def wait_until_idle(self, timeout: float) -> None:
+        with self._changed:
+            assert self._changed.wait_for(lambda: self._count == 0, timeout), (
+                "a request to the app was still running after the test"
+            )
+
+
 @pytest.fixture
 def web_url(app: Flask) -> Iterator[str]:
     """The app served over HTTP, so the sandbox can deliver signed webhooks to it."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
+    handling = _Handling(app)
+    server = make_server("127.0.0.1", 0, handling, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
+    server.server_close()
+    handling.wait_until_idle(timeout=30.0)
 
 
 @pytest.fixture
