@@ -182,15 +182,21 @@ def sandbox() -> Iterator[StripeSandbox]:
 class _Handling:
     """The app, counting the requests it is handling: werkzeug's request threads are
     daemons that its shutdown does not wait for, and one still writing (a webhook the
-    sandbox delivered late) must not race the tables being emptied after the test."""
+    sandbox delivered late) must not race the tables being emptied after the test.
+    Once closed, a request whose thread started too late to be counted is answered 503
+    without reaching the app (the sender treats it as a failed delivery)."""
 
     def __init__(self, app: Flask) -> None:
         self._app = app
         self._count = 0
+        self._closed = False
         self._changed = threading.Condition()
 
     def __call__(self, environ: Any, start_response: Any) -> Any:
         with self._changed:
+            if self._closed:
+                start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+                return [b"the test is over"]
             self._count += 1
         try:
             return self._app(environ, start_response)
@@ -199,8 +205,9 @@ class _Handling:
                 self._count -= 1
                 self._changed.notify_all()
 
-    def wait_until_idle(self, timeout: float) -> None:
+    def close_and_wait(self, timeout: float) -> None:
         with self._changed:
+            self._closed = True
             assert self._changed.wait_for(lambda: self._count == 0, timeout), (
                 "a request to the app was still running after the test"
             )
@@ -214,9 +221,9 @@ def web_url(app: Flask) -> Iterator[str]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
+    handling.close_and_wait(timeout=30.0)
     server.shutdown()
     server.server_close()
-    handling.wait_until_idle(timeout=30.0)
 
 
 @pytest.fixture
