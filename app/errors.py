@@ -1,13 +1,17 @@
 """The domain's exceptions. The web layer turns each into a JSON error with its status.
 
 Every error names what went wrong in ``code`` (stable, for programs), ``message``
-(a sentence for people) and, for bad input, ``field``.
+(a sentence for people) and, for bad input, ``field``. An error raised with a
+:class:`~app.words.Sentence` keeps it as ``sentence``, so the web layer can say it in the
+reader's language; ``message`` is always its English.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import ClassVar
+
+from app.words import Sentence
 
 
 class CasewardError(Exception):
@@ -16,10 +20,13 @@ class CasewardError(Exception):
     # Headers the answer must carry besides the JSON body (a retry hint for the caller).
     default_headers: ClassVar[Mapping[str, str]] = {}
 
-    def __init__(self, message: str, *, field: str | None = None, code: str | None = None):
-        super().__init__(message)
+    def __init__(
+        self, message: str | Sentence, *, field: str | None = None, code: str | None = None
+    ):
+        super().__init__(str(message))
         self.headers = dict(self.default_headers)
-        self.message = message
+        self.message = str(message)
+        self.sentence = message if isinstance(message, Sentence) else Sentence(self.message)
         self.field = field
         if code is not None:
             self.code = code

@@ -15,12 +15,12 @@ are formatted for the caller's locale in the currency's ISO 4217 digits.
 
 from __future__ import annotations
 
-import gettext as stdlib_gettext
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from app.approvals.digest import Reviewable
 from app.money import DEFAULT_LOCALE, Money
+from app.words import AS_WRITTEN, Translations
 from integrations.provider import ActionKind
 
 
@@ -34,21 +34,12 @@ class OrderOnFile(Protocol):
     def lines(self) -> Sequence[Mapping[str, Any]]: ...
 
 
-class Translations(Protocol):
-    def gettext(self, message: str) -> str: ...
-
-    def ngettext(self, singular: str, plural: str, n: int) -> str: ...
-
-
-_AS_WRITTEN = stdlib_gettext.NullTranslations()
-
-
 def describe_action(
     item: Reviewable,
     *,
     order: OrderOnFile | None = None,
     locale: str = DEFAULT_LOCALE,
-    translations: Translations = _AS_WRITTEN,
+    translations: Translations = AS_WRITTEN,
 ) -> str:
     """One sentence saying everything the digest of ``item`` covers but its shop and
     policy version (the page states the version beside it). ``order`` is the order on file whose

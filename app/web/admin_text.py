@@ -27,9 +27,9 @@ from babel.dates import format_datetime
 from flask import Flask, request
 from flask_babel import Babel, get_locale, get_translations
 
-from app.approvals.in_words import Translations
 from app.guard import PolicyRules
 from app.money import Money
+from app.words import Translations
 
 DEFAULT_LOCALE = "en"
 # Shopify's locales are BCP 47 tags such as ``fr-CA``; anything longer or odder is not one.
@@ -44,9 +44,14 @@ def init_app(app: Flask) -> None:
 
 
 def _request_locale() -> str:
-    if request.blueprint != "shopify_admin":
-        return DEFAULT_LOCALE
-    return admin_locale(request.args.get("locale"))
+    if request.blueprint == "shopify_admin":
+        return admin_locale(request.args.get("locale"))
+    if request.blueprint == "api":
+        # The admin's pages send their own locale; other callers read English unless
+        # they ask for another language.
+        wanted = request.accept_languages.best
+        return admin_locale(wanted) if wanted and wanted != "*" else DEFAULT_LOCALE
+    return DEFAULT_LOCALE
 
 
 def admin_locale(requested: str | None) -> str:

@@ -7,6 +7,7 @@ from werkzeug.exceptions import HTTPException
 
 from app.db import request_session
 from app.errors import CasewardError
+from app.web.admin_text import DEFAULT_LOCALE, catalogue, current_locale
 from app.web.limits import too_large_message
 from app.web.refusals import record_refusal
 
@@ -18,7 +19,7 @@ def register_error_handlers(app: Flask) -> None:
         # and only then is the refusal itself put on the record.
         request_session().rollback()
         record_refusal(error)
-        body: dict[str, object] = {"code": error.code, "message": error.message}
+        body: dict[str, object] = {"code": error.code, "message": said_to_reader(error)}
         if error.field is not None:
             body["field"] = error.field
         response = jsonify({"error": body})
@@ -37,6 +38,15 @@ def register_error_handlers(app: Flask) -> None:
             if name.lower() != "content-type":
                 response.headers[name] = value
         return response
+
+
+def said_to_reader(error: CasewardError) -> str:
+    """The error's sentence in the request's language (see ``admin_text``); the record
+    of the refusal keeps the English."""
+    locale = current_locale()
+    if locale == DEFAULT_LOCALE:
+        return error.message
+    return error.sentence.in_locale(catalogue(), locale)
 
 
 def _slug(name: str) -> str:
