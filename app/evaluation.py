@@ -4,10 +4,18 @@ Used when a proposal is made or edited, when it is approved, and by the worker
 right before the provider call. Order matters: our own actions are read before
 the provider's facts, so an action of ours that finishes in between is either
 still in our snapshot (counted once, matched by metadata against the provider's
-list) or already visible in the facts read after it. A refund's order is read
-first of all (from the provider itself when the provider is the store): it names the
-money being refunded, which selects our actions to count, and its per-line figures
-are never taken as lower than our own record of refunded lines.
+list) or already visible in the facts read after it. A refund's money (the payment
+behind it) selects our actions to count, so it must be known before they are read:
+
+- a new or edited proposal reads the order first of all (from the provider itself when
+  the provider is the store) to learn it, then our actions, then the facts;
+- an approved action was stored with its money (and the executor holds the lock on
+  it), so our actions are read first and the facts after; a store (Shopify) gives the
+  order and the payment in that one read (``PaymentFacts.order``). Should the fresh
+  order name other money than the action's, the proposal's sequence runs instead.
+
+An order's per-line figures are never taken as lower than our own record of refunded
+lines.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from integrations.provider import (
     OrderFacts,
     OrderLine,
     OrderSource,
+    PaymentFacts,
     ProviderAdapter,
     ProviderStatus,
     TargetFacts,
@@ -93,19 +102,39 @@ def evaluate_draft(
     adapter: ProviderAdapter,
     now: datetime,
     own_action_id: uuid.UUID | None = None,
+    approved_money: str | None = None,
 ) -> Evaluation:
     """``own_action_id``: when re-checking an approved action, so it is not counted
     against itself, and so its own write, if it already landed, is recognised.
+    ``approved_money``: that action's stored ``money_ref``, so its order need not be read
+    before our actions (see the module docstring).
 
     The customer is the case's, read afresh here: whoever the proposal names, the
     checks compare the target's owner with the case's customer at the provider."""
     case_customer = case_customer_at(session, case, draft.provider)
-    order = _order_for(session, shop.id, draft, adapter)
-    money_ref = money_of(draft, order)
+    if approved_money is None or draft.kind != ActionKind.REFUND:
+        order = _order_for(session, shop.id, draft, adapter)
+        money_ref = money_of(draft, order)
+    else:
+        money_ref = approved_money
     in_flight, history = _our_actions(
         session, shop.id, draft, money_ref, case_customer, policy, own_action_id, now
     )
     facts = adapter.facts(draft.kind, draft.target)
+    if approved_money is not None and draft.kind == ActionKind.REFUND:
+        order = _order_for(session, shop.id, draft, adapter, read_with=facts)
+        if money_of(draft, order) != approved_money:
+            return evaluate_draft(
+                session,
+                shop=shop,
+                case=case,
+                draft=draft,
+                proposed_by=proposed_by,
+                policy=policy,
+                adapter=adapter,
+                now=now,
+                own_action_id=own_action_id,
+            )
     proposal = ProposedAction(
         kind=draft.kind,
         provider=draft.provider,
@@ -238,13 +267,19 @@ def _order_for(
     shop_id: uuid.UUID,
     draft: Draft,
     adapter: ProviderAdapter,
+    read_with: TargetFacts | None = None,
 ) -> OrderFacts | None:
     """The store order behind a refunded payment, with what each line already got back:
-    read fresh from a provider that is the store (Shopify), else from our copy of the
-    order paid by the target payment, with our refunds of each line."""
+    read fresh from a provider that is the store (Shopify), or taken from facts it
+    ``read_with`` the order, else from our copy of the order paid by the target payment,
+    with our refunds of each line."""
     if draft.kind != ActionKind.REFUND:
         return None
+    if isinstance(read_with, PaymentFacts) and read_with.order is not None:
+        return read_with.order
     if isinstance(adapter, OrderSource):
+        if isinstance(read_with, PaymentFacts) and not read_with.exists:
+            return None
         return adapter.order(draft.target)
     # One payment should pay one order; where our records say otherwise (the case file
     # shows it as a conflict), the oldest order bounds the lines.

@@ -76,6 +76,9 @@ class PaymentFacts:
     customer_id: str | None = None
     created: datetime | None = None
     refunds: tuple[ProviderRefund, ...] = ()
+    # A store (Shopify) reads the order and its payment together: the order as read in
+    # the same call, so a re-check need not read it again (see ``OrderSource``).
+    order: OrderFacts | None = field(default=None, compare=False)
 
     @property
     def refunded(self) -> int:
@@ -295,7 +298,8 @@ class ProviderAdapter(Protocol):
 @runtime_checkable
 class OrderSource(Protocol):
     """An adapter whose refunds target a store order it can read (Shopify): the order's
-    lines and the payment behind it come fresh from the provider, not from our copy."""
+    lines and the payment behind it come fresh from the provider, not from our copy.
+    Its ``facts`` for a refund carry the order they were read with (``PaymentFacts.order``)."""
 
     def order(self, target: str) -> OrderFacts | None: ...
 

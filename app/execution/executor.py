@@ -268,6 +268,7 @@ def _prepare_send(
             adapter=adapter,
             now=now,
             own_action_id=action.id,
+            approved_money=action.money_ref,
         )
     except Throttled as exc:
         if not first:

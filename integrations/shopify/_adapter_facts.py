@@ -205,6 +205,7 @@ def payment_facts(order: OrderForRefund) -> PaymentFacts:
         customer_id=order.customer_id,
         created=order.created_at,
         refunds=tuple(provider_refund(order, refund) for refund in order.refunds),
+        order=order_facts(order),
     )
 
 

@@ -94,20 +94,23 @@ class Writer:
 
     # ------------------------------------------------------------ submit
 
-    def submit(self, request: ActionRequest) -> ProviderAnswer:
+    def submit(
+        self, request: ActionRequest, *, order_read: OrderForRefund | None = None
+    ) -> ProviderAnswer:
+        """``order_read``: the refund's order as this job already read it, if it did."""
         if request.kind is ActionKind.REFUND:
-            return self._refund(request)
+            return self._refund(request, order_read)
         if request.kind is ActionKind.CUSTOMER_CREDIT:
             return self._credit(request)
         if request.kind is ActionKind.DISCOUNT:
             return self._discount(request)
         raise ProviderRejected(UNSUPPORTED_SUBSCRIPTIONS, code="unsupported")
 
-    def _refund(self, request: ActionRequest) -> ProviderAnswer:
+    def _refund(self, request: ActionRequest, order_read: OrderForRefund | None) -> ProviderAnswer:
         amount = Amount(_amount(request), _currency(request))
         lines = _line_items(request.params)
         shipping = _shipping(request.params, amount)
-        order = read_order(self._client, order_target(request.target))
+        order = order_read or read_order(self._client, order_target(request.target))
         if order is None:
             raise ProviderRejected(f"Shopify has no order {request.target}", code="not_found")
         landed = ours(order, request.action_id)

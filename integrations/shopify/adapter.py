@@ -5,11 +5,13 @@ GraphQL client (:class:`~integrations.shopify.graphql.AdminClient`) and the docu
 :mod:`integrations.shopify.documents`, and nothing else. The executor's sequence with it:
 
 1. ``facts(kind, target)``: a refund's target is an order gid, read whole in one query
-   (an order too large for one read is refused, never half-counted); credits and
-   discounts target a customer gid, read with its store credit.
+   (an order too large for one read is refused, never half-counted) and given back as
+   the payment with the order's lines (``PaymentFacts.order``); credits and discounts
+   target a customer gid, read with its store credit.
 2. The checks run on those facts; then ``submit(request)`` sends one mutation:
    ``refundCreate`` under ``@idempotent(key: request.idempotency_key)`` against the
-   order's settled sale or capture; ``storeCreditAccountCredit``; or
+   order's settled sale or capture, chosen from the order as ``facts`` read it for this
+   job (one read per refund; see ``ShopifyAdapter``); ``storeCreditAccountCredit``; or
    ``discountCodeBasicCreate`` with a code derived from the action id.
 3. An unclear outcome raises :class:`~integrations.provider.OutcomeUnknown` (the
    client's :class:`~integrations.shopify.errors.ShopifyOutcomeUnknown`); the executor
@@ -55,6 +57,7 @@ from integrations.provider import (
     TargetFacts,
     Targets,
 )
+from integrations.shopify.documents import OrderForRefund
 from integrations.shopify.graphql import AdminClient
 
 from ._adapter_facts import (
@@ -111,6 +114,12 @@ class ShopifyAdapter:
     is the shared client (``ShopifyAuth.http_client``), which routes to the sandbox when
     configured so. ``clock`` and ``sleep`` pace the cost bucket (monotonic seconds);
     ``now`` is the wall clock, for a discount's start and the credit look-up window.
+
+    An adapter serves one job (``app.execution.providers`` makes one per use): the order
+    a refund's ``facts`` read is kept and the refund's ``submit`` is built on it, once,
+    instead of reading the order again. Our earlier write of the action was looked for
+    in that read (by the executor's re-check), and Shopify's own bound refuses a refund
+    the order no longer holds, so a read a moment older cannot move more money.
     """
 
     name = "shopify"
@@ -129,6 +138,7 @@ class ShopifyAdapter:
         self.shop = shop
         self._client = AdminClient(shop, access_token, http_client, clock=clock, sleep=sleep)
         self._writer = Writer(self._client, now)
+        self._orders_read: dict[str, OrderForRefund] = {}
 
     def __repr__(self) -> str:
         return f"ShopifyAdapter(shop={self.shop!r})"
@@ -138,16 +148,21 @@ class ShopifyAdapter:
 
         Refunds: the order ``gid://shopify/Order/<n>`` as a :class:`PaymentFacts` (amount
         = order total, captured = settled sales and captures, refunds with our action id
-        from their notes; ``disputed`` is always False: no dispute signal is read, see
-        ``_adapter_facts.payment_facts``). Credits and discounts: the customer
-        ``gid://shopify/Customer/<n>`` with its store credit. An unknown target comes back
+        from their notes, ``disputed`` from the order's disputes, see
+        ``_adapter_facts.payment_facts``), with the order's lines as :meth:`order` gives
+        them. Credits and discounts: the customer ``gid://shopify/Customer/<n>`` with its
+        store credit. An unknown target comes back
         with ``exists=False``; an order that cannot be read whole raises
         :class:`IncompleteOrder` (a ProviderError).
         """
         kind = ActionKind(kind)  # a stored "refund" string must not fall through
         if kind is ActionKind.REFUND:
             order = read_order(self._client, target)
-            return PaymentFacts(id=target, exists=False) if order is None else payment_facts(order)
+            if order is None:
+                return PaymentFacts(id=target, exists=False)
+            facts = payment_facts(order)
+            self._orders_read[target] = order
+            return facts
         if kind in (ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT):
             return customer_facts(self._client, target)
         raise ProviderRejected(UNSUPPORTED_SUBSCRIPTIONS, code="unsupported")
@@ -170,7 +185,9 @@ class ShopifyAdapter:
         A store credit has no idempotency key at Shopify: an unclear outcome can only be
         settled by :meth:`find`, never by sending again blindly.
         """
-        return self._writer.submit(_normalised(request))
+        return self._writer.submit(
+            _normalised(request), order_read=self._orders_read.pop(request.target, None)
+        )
 
     def find(self, request: ActionRequest) -> ProviderAnswer | None:
         """The write's effect as Shopify shows it now, recognised by our action id (for

@@ -29,6 +29,7 @@ from flask.testing import FlaskClient
 from money_path_harness import Account, Staff, WorkerProcess
 from rq import Queue
 from shopify_support import deliver_webhook, serving_sandbox
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from app.actors import Surface, staff
@@ -38,6 +39,7 @@ from app.clock import utcnow
 from app.crypto import secret_box
 from app.demo import LinenShop
 from app.execution.executor import ExecutionContext, execute_action, reconcile_action
+from app.execution.models import Action
 from app.queue import connect_redis
 from app.settings import Settings
 from app.shopify.install import record_install
@@ -197,8 +199,13 @@ def test_a_shopify_order_is_refunded_once_through_shopify_after_a_persons_approv
     assert proposal["money_ref"] == linen.payment_intent_id
     assert _failing_checks(proposal) == []
     action_id = approve(approver, proposal)
+    before = len(shopify.received_requests(store.domain))
     assert execute_action(ctx, uuid.UUID(action_id)) == "succeeded"
 
+    # One read of the order (the re-check's facts and lines, the write's payment) and
+    # one write: a refund costs Shopify no more calls than a direct refund needs.
+    sent = shopify.received_requests(store.domain)[before:]
+    assert [r.operation for r in sent] == ["OrderForRefund", "RefundCreate"]
     [(amount, note)] = _refunds_at_shopify(shopify, store)
     assert amount == APRON
     assert note.endswith(f"caseward_action_id={action_id}")
@@ -329,6 +336,39 @@ def test_a_refund_in_flight_through_stripe_holds_back_a_shopify_refund_of_the_sa
     assert execute_action(ctx, uuid.UUID(through_shopify)) == "halted"
 
     reason = action_json(approver, through_shopify)["status_reason"]
+    assert "$48.00 in flight" in reason, reason
+    assert _refunds_at_shopify(shopify, store) == []
+
+
+def test_the_worker_counts_the_money_the_order_names_now_not_the_money_stored_at_approval(
+    store: Store,
+    shopify: ShopifySandbox,
+    sandbox: StripeSandbox,
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    stripe_refund = case_json(approver, linen.case_id)["proposals"][0]
+    shopify_refund = _propose(
+        proposer, linen.case_id, _shopify_refund(store, APRON + 100, quantity=2)
+    )
+    through_stripe = uuid.UUID(approve(approver, stripe_refund))
+    sandbox.arm_fault("drop_before_commit", method="POST", path="/v1/refunds", account=account.id)
+    assert execute_action(ctx, through_stripe) == "unknown"
+    through_shopify = uuid.UUID(approve(approver, shopify_refund))
+    # As if the order had named no Stripe payment when it was approved.
+    session.execute(
+        update(Action).where(Action.id == through_shopify).values(money_ref=store.order)
+    )
+    session.commit()
+
+    # The order read before sending names the Stripe payment: its refund in flight counts.
+    assert execute_action(ctx, through_shopify) == "halted"
+
+    reason = action_json(approver, str(through_shopify))["status_reason"]
     assert "$48.00 in flight" in reason, reason
     assert _refunds_at_shopify(shopify, store) == []
 
