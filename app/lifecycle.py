@@ -24,6 +24,7 @@ from app.actors import Actor
 from app.approvals.models import Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
 from app.execution.models import Action, ActionStatus
+from app.words import Sentence
 
 A = ActionStatus
 _PROVIDER = frozenset({A.PENDING, A.REQUIRES_ACTION, A.SUCCEEDED, A.FAILED, A.CANCELED})
@@ -151,7 +152,7 @@ def move_case(
     actor: Actor,
     now: datetime,
     owner: str | None = None,
-    reason: str | None = None,
+    reason: Sentence | None = None,
     action: Action | None = None,
 ) -> None:
     """Move ``case`` to ``to``; ``needs_attention`` always names its ``owner``.
@@ -171,7 +172,9 @@ def move_case(
         case.owner = owner
     data: dict[str, object] = {"previous": current.value, "status": to.value}
     if to == CaseStatus.NEEDS_ATTENTION:
-        data.update(owner=owner, reason=reason)
+        data.update(owner=owner, reason=None if reason is None else str(reason))
+        if reason is not None:
+            data["said"] = reason.to_dict()
     if action is not None:
         data["action_status"] = action.status
     audit.record(

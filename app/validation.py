@@ -4,6 +4,10 @@ Bounds follow the columns the values land in, so the database never sees a value
 would refuse (PostgreSQL answers a NUL byte or an integer past 32 bits with an error,
 which would otherwise surface as a 500). Nothing is coerced: a number is not text, and
 text is not a number.
+
+Refusals are catalogue sentences (:func:`app.words.said`). Field names and bounds are
+values passed as text: a bound reads as the OpenAPI document writes it (2147483647), so
+a program can match it in any language.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from app.errors import InvalidInput
+from app.money import MoneyError, normalise_currency
+from app.words import said
 
 # ``Integer`` columns are 32-bit on PostgreSQL.
 INT32_MAX = 2**31 - 1
@@ -50,27 +56,47 @@ def text(
     if value is None and not required:
         return None
     if not isinstance(value, str) or (required and not value.strip()):
-        raise InvalidInput(f"{field} is required text", field=field)
+        raise InvalidInput(said("%(field)s is required text", field=field), field=field)
     if len(value) > max_length:
-        raise InvalidInput(f"{field} is at most {max_length} characters", field=field)
-    if (_CONTROL_BUT_LAYOUT if multiline else _CONTROL).search(value):
-        allowed = " (tab and line breaks are allowed)" if multiline else ""
-        raise InvalidInput(f"{field} may not contain control characters{allowed}", field=field)
+        raise InvalidInput(
+            said("%(field)s is at most %(max)s characters", field=field, max=str(max_length)),
+            field=field,
+        )
+    if multiline and _CONTROL_BUT_LAYOUT.search(value):
+        raise InvalidInput(
+            said(
+                "%(field)s may not contain control characters (tab and line breaks are allowed)",
+                field=field,
+            ),
+            field=field,
+        )
+    if not multiline and _CONTROL.search(value):
+        raise InvalidInput(
+            said("%(field)s may not contain control characters", field=field), field=field
+        )
     return value
 
 
 def integer(value: object, field: str, *, minimum: int, maximum: int = INT32_MAX) -> int:
     """A whole number (never a bool, float or string) within ``minimum..maximum``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"{field} must be a whole number", field=field)
+        raise InvalidInput(said("%(field)s must be a whole number", field=field), field=field)
     if not minimum <= value <= maximum:
-        raise InvalidInput(f"{field} must be from {minimum} to {maximum}", field=field)
+        raise InvalidInput(
+            said(
+                "%(field)s must be from %(minimum)s to %(maximum)s",
+                field=field,
+                minimum=str(minimum),
+                maximum=str(maximum),
+            ),
+            field=field,
+        )
     return value
 
 
 def boolean(value: object, field: str) -> bool:
     if not isinstance(value, bool):
-        raise InvalidInput(f"{field} must be true or false", field=field)
+        raise InvalidInput(said("%(field)s must be true or false", field=field), field=field)
     return value
 
 
@@ -78,8 +104,29 @@ def choice(value: object, field: str, choices: Iterable[str]) -> str:
     """One of ``choices``, exactly as written."""
     allowed = list(choices)
     if not isinstance(value, str) or value not in allowed:
-        raise InvalidInput(f"{field} must be one of {', '.join(allowed)}", field=field)
+        raise InvalidInput(
+            said("%(field)s must be one of %(choices)s", field=field, choices=", ".join(allowed)),
+            field=field,
+        )
     return value
+
+
+def currency_code(value: object, field: str) -> str:
+    """An ISO 4217 code (``"usd"``, any case), as stored: lower case."""
+    if not isinstance(value, str):
+        raise InvalidInput(
+            said("%(field)s must be an ISO 4217 code such as 'usd'", field=field), field=field
+        )
+    try:
+        return normalise_currency(value)
+    except MoneyError:
+        raise InvalidInput(
+            said(
+                "unknown currency %(code)s: expected an ISO 4217 code such as 'usd'",
+                code=repr(value),
+            ),
+            field=field,
+        ) from None
 
 
 def optional_uuid(value: object, field: str) -> uuid.UUID | None:
@@ -87,13 +134,15 @@ def optional_uuid(value: object, field: str) -> uuid.UUID | None:
     if value is None:
         return None
     if not isinstance(value, str) or not _CANONICAL_UUID.fullmatch(value.lower()):
-        raise InvalidInput(f"{field} must be an id like 3f2b6c1e-...-...", field=field)
+        raise InvalidInput(
+            said("%(field)s must be an id like 3f2b6c1e-...-...", field=field), field=field
+        )
     return uuid.UUID(value)
 
 
 def json_object(value: object, field: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise InvalidInput(f"{field} must be a JSON object", field=field)
+        raise InvalidInput(said("%(field)s must be a JSON object", field=field), field=field)
     return value
 
 
@@ -101,4 +150,7 @@ def only_keys(body: dict[str, Any], allowed: Iterable[str], prefix: str = "") ->
     """Refuse a key the caller may not send: a misspelt field must not silently be no field."""
     unknown = sorted(set(body) - set(allowed))
     if unknown:
-        raise InvalidInput(f"{unknown[0]} is not a known field", field=prefix + str(unknown[0]))
+        raise InvalidInput(
+            said("%(field)s is not a known field", field=str(unknown[0])),
+            field=prefix + str(unknown[0]),
+        )

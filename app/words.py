@@ -9,7 +9,9 @@ and :meth:`Sentence.in_locale` is what a page shows, with the page's catalogue a
 money and numbers in the page's locale.
 
 Values are text, whole numbers, :class:`~app.money.Money` (formatted with the
-currency's ISO 4217 digits) or other sentences (a period such as "3 days"). They
+currency's ISO 4217 digits), stored codes in words (:class:`Code`: ``Code("kind",
+"refund")`` reads "refund", from :data:`WORDS`, the one table of what each stored code
+is called) or other sentences (a period such as "3 days"). They
 survive JSON (:meth:`Sentence.to_dict`, :meth:`Sentence.from_dict`), so a verdict stored
 today is shown tomorrow in whatever language its reader has.
 
@@ -20,7 +22,7 @@ passed as they are: only Caseward's own words are translated.
 from __future__ import annotations
 
 import gettext as stdlib_gettext
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, Union
@@ -39,7 +41,7 @@ class Translations(Protocol):
 # The English as written: what ``str(sentence)`` and the records use.
 AS_WRITTEN: Translations = stdlib_gettext.NullTranslations()
 
-Value = Union[str, int, Money, "Sentence"]
+Value = Union[str, int, Money, "Code", "Sentence"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,151 @@ class Sentence:
         )
 
 
+def N_(message: str) -> str:
+    """Marks ``message`` for the catalogue; it is translated where it is shown."""
+    return message
+
+
+# Each stored code shown to people, by what it is a code of: the same word can mean two
+# things (a proposal a person rejected, an action the provider rejected).
+WORDS: dict[str, dict[str, str]] = {
+    "role": {
+        "viewer": N_("viewer"),
+        "proposer": N_("proposer"),
+        "approver": N_("approver"),
+        "owner": N_("owner"),
+    },
+    "case": {
+        "open": N_("open"),
+        "awaiting_approval": N_("awaiting approval"),
+        "executing": N_("executing"),
+        "resolved": N_("resolved"),
+        "needs_attention": N_("needs attention"),
+    },
+    "proposal": {
+        "blocked": N_("blocked"),
+        "awaiting_approval": N_("awaiting approval"),
+        "approved": N_("approved"),
+        "rejected": N_("rejected by a person"),
+    },
+    "action": {
+        "queued": N_("queued"),
+        "submitting": N_("being sent"),
+        "unknown": N_("outcome unknown"),
+        "halted": N_("halted, not sent"),
+        "rejected": N_("refused by the provider"),
+        "expired": N_("approval expired, not sent"),
+        "cannot_run": N_("cannot run, not sent"),
+        "needs_decision": N_("needs a person's decision"),
+        "pending": N_("pending at the provider"),
+        "requires_action": N_("the customer must act"),
+        "succeeded": N_("succeeded"),
+        "failed": N_("failed"),
+        "canceled": N_("canceled"),
+    },
+    "identity": {
+        "none": N_("not identified"),
+        "claim": N_("a claim only"),
+        "medium": N_("medium"),
+        "strong": N_("strong"),
+    },
+    "kind": {
+        "refund": N_("refund"),
+        "customer_credit": N_("customer credit"),
+        "discount": N_("discount"),
+        "subscription_cancel": N_("subscription cancellation"),
+        "subscription_change": N_("subscription change"),
+    },
+    "filter": {
+        "needs_approval": N_("Needs approval"),
+        "unknown_outcome": N_("Unknown outcome"),
+        "failed": N_("Failed"),
+        "waiting_on_customer": N_("Waiting on customer"),
+    },
+    "outcome": {
+        "blocked": N_("blocked"),
+        "needs_approval": N_("needs approval"),
+        "allowed_by_policy": N_("allowed by the shop's policy"),
+    },
+    "check": {
+        "writes_enabled": N_("Writes are on"),
+        "kill_switch": N_("Kill switch is off"),
+        "kind_enabled": N_("The policy allows this kind of action"),
+        "identity": N_("Customer identified well enough"),
+        "reason_allowed": N_("Reason allowed"),
+        "proposal_shape": N_("Proposal complete"),
+        "amount": N_("Amount"),
+        "target_exists": N_("Target exists at the provider"),
+        "customer_matches": N_("Belongs to the case's customer"),
+        "order_matches": N_("Matches the order"),
+        "currency_matches": N_("Currency matches"),
+        "not_already_at_provider": N_("Not already done at the provider"),
+        "not_duplicate": N_("Not a duplicate"),
+        "captured": N_("Payment captured"),
+        "not_disputed": N_("Payment not disputed"),
+        "refundable_remaining": N_("Enough left to refund"),
+        "line_items": N_("Line items"),
+        "refund_window": N_("Within the refund window"),
+        "discount_terms": N_("Discount terms"),
+        "not_canceled": N_("Subscription not canceled"),
+        "cancel_timing": N_("Cancellation timing"),
+        "subscription_active": N_("Subscription active"),
+        "change_terms": N_("Change terms"),
+        "change_differs": N_("Change differs from now"),
+        "customer_cap": N_("Within the per-customer cap"),
+        "shop_cap": N_("Within the shop's cap"),
+    },
+    "event": {
+        "case.opened": N_("Case opened"),
+        "case.status_changed": N_("Case status changed"),
+        "case.needs_attention": N_("Case needs attention"),
+        "proposal.created": N_("Action proposed and checked"),
+        "proposal.revised": N_("Proposal edited and checked again"),
+        "proposal.approved": N_("Approved"),
+        "proposal.rejected": N_("Rejected"),
+        "proposal.reopened": N_("Back for approval"),
+        "proposal.status_changed": N_("Proposal status changed"),
+        "action.queued": N_("Action queued"),
+        "action.submit": N_("Sent to the provider"),
+        "action.resubmit": N_("Sent again with the same key"),
+        "action.find": N_("Looked up at the provider"),
+        "action.requeued": N_("Queued again, same key"),
+        "action.unknown": N_("Outcome unknown"),
+        "action.provider_status": N_("Provider reported a status"),
+        "action.halted": N_("Halted, not sent"),
+        "action.rejected": N_("Refused by the provider"),
+        "action.cannot_run": N_("Cannot run, not sent"),
+        "action.needs_decision": N_("Needs a person's decision"),
+        "action.expired": N_("Approval expired, not sent"),
+        "action.stale_report_ignored": N_("Older provider report ignored"),
+        "policy.changed": N_("Policy changed"),
+        "shop.writes_enabled": N_("Writes turned on"),
+        "shop.writes_disabled": N_("Writes turned off (protection mode)"),
+        "shop.kill_switch_engaged": N_("Kill switch engaged"),
+        "shop.kill_switch_released": N_("Kill switch released"),
+        "connection.saved": N_("Connection saved"),
+        "staff.added": N_("Staff member added"),
+        "staff.changed": N_("Staff member changed"),
+        "staff.removed": N_("Staff member removed"),
+        "request.refused": N_("Request refused"),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Code:
+    """A stored code (an action's kind, a status) shown in words: ``WORDS[group]``."""
+
+    group: str
+    code: str
+
+    def in_words(self, translations: Translations) -> str:
+        """The code's word in ``translations``; a code the catalogue does not know yet is
+        shown as stored."""
+        message = WORDS[self.group].get(self.code)
+        return translations.gettext(message) if message else self.code
+
+
 def said(message: str, **values: Value) -> Sentence:
     """A sentence for people; ``message`` must be a literal, so Babel can extract it."""
     return Sentence(message, values)
@@ -111,15 +258,43 @@ def said_n(singular: str, plural: str, count: int, **values: Value) -> Sentence:
     return Sentence(singular, values, plural=plural, count=count)
 
 
-def sentence_text(stored: Mapping[str, Any] | None, fallback: str) -> Sentence | str:
-    """A stored sentence when there is one, else the stored English (records written
-    before sentences were kept, or text from outside Caseward)."""
-    return Sentence.from_dict(stored) if stored else fallback
+# Sentences said together: each link is a catalogue message, so a language may join
+# them its own way.
+
+
+def joined(parts: Sequence[Sentence]) -> Sentence:
+    """Several sentences as one list ("a; b; c"), each still in the reader's words."""
+    return _linked(
+        parts, lambda first, then: said("%(earlier)s; %(later)s", earlier=first, later=then)
+    )
+
+
+def one_after_another(parts: Sequence[Sentence]) -> Sentence:
+    """Several sentences (a check's problems) said one after the other ("a b")."""
+    return _linked(parts, lambda first, then: said("%(first)s %(then)s", first=first, then=then))
+
+
+def joined_by_and(parts: Sequence[Sentence]) -> Sentence:
+    """Parts said as "this and that"."""
+    return _linked(
+        parts, lambda first, then: said("%(first)s and %(then)s", first=first, then=then)
+    )
+
+
+def _linked(parts: Sequence[Sentence], link: Callable[[Sentence, Sentence], Sentence]) -> Sentence:
+    if not parts:
+        raise ValueError("nothing to join")
+    whole = parts[0]
+    for part in parts[1:]:
+        whole = link(whole, part)
+    return whole
 
 
 def _shown(value: Value, translations: Translations, locale: str) -> str:
     if isinstance(value, Sentence):
         return value.in_locale(translations, locale)
+    if isinstance(value, Code):
+        return value.in_words(translations)
     if isinstance(value, Money):
         return value.format(locale)
     if isinstance(value, bool):
@@ -132,6 +307,8 @@ def _shown(value: Value, translations: Translations, locale: str) -> str:
 def _stored(value: Value) -> Any:
     if isinstance(value, Sentence):
         return {"sentence": value.to_dict()}
+    if isinstance(value, Code):
+        return {"code": {"group": value.group, "code": value.code}}
     if isinstance(value, Money):
         return {"money": {"amount": value.amount, "currency": value.currency}}
     return value
@@ -141,6 +318,8 @@ def _restored(value: Any) -> Value:
     if isinstance(value, Mapping):
         if "sentence" in value:
             return Sentence.from_dict(value["sentence"])
+        if "code" in value:
+            return Code(str(value["code"]["group"]), str(value["code"]["code"]))
         if "money" in value:
             return Money(int(value["money"]["amount"]), str(value["money"]["currency"]))
         raise ValueError(f"not a stored sentence value: {value!r}")

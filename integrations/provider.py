@@ -257,7 +257,14 @@ class IdempotencyConflict(ProviderError):
 
 
 class CredentialsRefused(ProviderError):
-    """The credentials are of a kind Caseward will not use (for example a Stripe ``sk_`` key)."""
+    """The credentials are of a kind Caseward will not use (for example a Stripe ``sk_`` key),
+    or the provider does not know them. ``reason`` names which, for callers that say it
+    in their own words; ``key`` is the key as it may be shown (masked)."""
+
+    def __init__(self, message: str, *, reason: str = "refused", key: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.key = key
 
 
 @dataclass(frozen=True)

@@ -14,17 +14,19 @@ from app.errors import InvalidInput
 from app.evaluation import Draft
 from app.execution.providers import TARGETS
 from app.guard import ALLOWED_PARAMS, LineItemRef
-from app.money import MoneyError, normalise_currency
+from app.money import Money
 from app.validation import (
     INT32_MAX,
     REASON_TEXT,
     SHORT_TEXT,
     boolean,
     choice,
+    currency_code,
     integer,
     only_keys,
     text,
 )
+from app.words import said
 from integrations.provider import ActionKind, Targets
 
 _NEEDS_AMOUNT = (ActionKind.REFUND, ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT)
@@ -62,14 +64,19 @@ def parse_draft(payload: Mapping[str, Any], *, targets: Mapping[str, Targets] = 
     amount, currency = _amount(payload, required=kind in _NEEDS_AMOUNT)
     params = payload.get("params") or {}
     if not isinstance(params, Mapping):
-        raise InvalidInput("params must be an object", field="params")
+        raise InvalidInput(said("params must be an object"), field="params")
     allowed = (ALLOWED_PARAMS[kind] - _PROVIDER_PARAMS) | accepted.extra_params.get(
         kind, frozenset()
     )
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise InvalidInput(
-            f"{', '.join(unknown)} is not a parameter of a {provider} {kind.value}",
+            said(
+                "%(params)s is not a parameter of a %(provider)s %(kind)s",
+                params=", ".join(unknown),
+                provider=provider,
+                kind=kind.value,
+            ),
             field=f"params.{unknown[0]}",
         )
     params = dict(params)
@@ -111,11 +118,17 @@ def _provider(payload: Mapping[str, Any], kind: ActionKind, targets: Mapping[str
     ]
     if len(fits) == 1:
         return fits[0]
-    expected = " or ".join(targets[name].described(kind) for name in candidates) or (
-        "nothing: no connected provider does that"
-    )
+    # Each provider describes its own ids (its words, passed as they are).
+    described = " or ".join(targets[name].described(kind) for name in candidates)
+    expected = described or said("nothing: no connected provider does that")
     raise InvalidInput(
-        f"a {kind.value} targets {expected} (at most {MAX_ID} characters)", field="target"
+        said(
+            "a %(kind)s targets %(expected)s (at most %(max)s characters)",
+            kind=kind.value,
+            expected=expected,
+            max=str(MAX_ID),
+        ),
+        field="target",
     )
 
 
@@ -124,7 +137,9 @@ def _kind(value: object) -> ActionKind:
         return ActionKind(str(value))
     except ValueError:
         choices = ", ".join(k.value for k in ActionKind)
-        raise InvalidInput(f"kind must be one of {choices}", field="kind") from None
+        raise InvalidInput(
+            said("kind must be one of %(choices)s", choices=choices), field="kind"
+        ) from None
 
 
 def _is_int(value: object) -> bool:
@@ -137,38 +152,38 @@ def _amount(payload: Mapping[str, Any], *, required: bool) -> tuple[int | None, 
         return None, None
     if not isinstance(amount, int) or isinstance(amount, bool) or not 0 < amount <= INT32_MAX:
         raise InvalidInput(
-            "amount must be a positive integer in the currency's minor unit (4800 for $48.00)"
-            f" of at most {INT32_MAX}",
+            said(
+                "amount must be a positive integer in the currency's minor unit (4800 for "
+                "%(example)s) of at most %(max)s",
+                example=Money(4800, "usd"),
+                max=str(INT32_MAX),
+            ),
             field="amount",
         )
-    if not isinstance(currency, str):
-        raise InvalidInput("currency must be an ISO 4217 code such as 'usd'", field="currency")
-    try:
-        return amount, normalise_currency(currency)
-    except MoneyError as exc:
-        raise InvalidInput(str(exc), field="currency") from exc
+    return amount, currency_code(currency, "currency")
 
 
 def _line_items(value: object, kind: ActionKind, accepted: Targets) -> tuple[LineItemRef, ...]:
     if value is None:
         return ()
     if kind != ActionKind.REFUND:
-        raise InvalidInput("only refunds name line items", field="line_items")
+        raise InvalidInput(said("only refunds name line items"), field="line_items")
     if not isinstance(value, list) or len(value) > MAX_LINE_ITEMS:
         raise InvalidInput(
-            f"line_items must be a list of at most {MAX_LINE_ITEMS}", field="line_items"
+            said("line_items must be a list of at most %(max)s", max=str(MAX_LINE_ITEMS)),
+            field="line_items",
         )
     keys = ("line_id", "amount") + (("quantity",) if accepted.line_item_quantity else ())
     items = []
     for index, item in enumerate(value):
         field = f"line_items[{index}]"
         if not isinstance(item, Mapping) or not isinstance(item.get("line_id"), str):
-            raise InvalidInput("each line item needs a line_id", field=f"{field}.line_id")
+            raise InvalidInput(said("each line item needs a line_id"), field=f"{field}.line_id")
         only_keys(dict(item), keys, prefix=f"{field}.")
         line_id = str(text(item["line_id"], f"{field}.line_id", max_length=MAX_ID, required=True))
         if not accepted.line_item_id.fullmatch(line_id):
             raise InvalidInput(
-                "line_id is not an order line id of this provider", field=f"{field}.line_id"
+                said("line_id is not an order line id of this provider"), field=f"{field}.line_id"
             )
         amount = integer(item.get("amount"), f"{field}.amount", minimum=1)
         quantity = (
@@ -184,15 +199,18 @@ def _subscription_items(value: object) -> list[list[object]]:
     """``[{"price", "quantity"}]``, the complete set wanted afterwards, as pairs."""
     if not isinstance(value, list) or not value or len(value) > MAX_LINE_ITEMS:
         raise InvalidInput(
-            "items is the complete list of {price, quantity} wanted afterwards"
-            f" (at most {MAX_LINE_ITEMS})",
+            said(
+                "items is the complete list of {price, quantity} wanted afterwards"
+                " (at most %(max)s)",
+                max=str(MAX_LINE_ITEMS),
+            ),
             field="params.items",
         )
     pairs: list[list[object]] = []
     for index, item in enumerate(value):
         field = f"params.items[{index}]"
         if not isinstance(item, Mapping) or not isinstance(item.get("price"), str):
-            raise InvalidInput("each item names a price id", field=f"{field}.price")
+            raise InvalidInput(said("each item names a price id"), field=f"{field}.price")
         only_keys(dict(item), ("price", "quantity"), prefix=f"{field}.")
         price = text(item["price"], f"{field}.price", max_length=MAX_ID, required=True)
         quantity = integer(item.get("quantity", 1), f"{field}.quantity", minimum=1)
@@ -211,18 +229,18 @@ def _check_store_params(params: Mapping[str, Any], amount: int | None) -> None:
 def _check_params(kind: ActionKind, params: Mapping[str, Any]) -> None:
     if kind == ActionKind.SUBSCRIPTION_CANCEL and not isinstance(params.get("at_period_end"), bool):
         raise InvalidInput(
-            "say explicitly whether to cancel now (false) or at the period end (true)",
+            said("say explicitly whether to cancel now (false) or at the period end (true)"),
             field="params.at_period_end",
         )
     if kind == ActionKind.DISCOUNT:
         percent = params.get("percent_off")
         if percent is not None and (not _is_int(percent) or not 1 <= percent <= 100):
             raise InvalidInput(
-                "percent_off is a whole number from 1 to 100", field="params.percent_off"
+                said("percent_off is a whole number from 1 to 100"), field="params.percent_off"
             )
         if "amount_off" in params and percent is not None:
             raise InvalidInput(
-                "give percent_off or amount_off, not both", field="params.amount_off"
+                said("give percent_off or amount_off, not both"), field="params.amount_off"
             )
         if "amount_off" in params:
             integer(params["amount_off"], "params.amount_off", minimum=1)

@@ -75,3 +75,4 @@ class Approval(Base):
     consumed_by_action: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     voided_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     void_reason: Mapped[str | None] = mapped_column(Text)
+    void_sentence: Mapped[dict[str, Any] | None] = mapped_column(JSON)

@@ -32,20 +32,22 @@ from app.cases.service import get_case
 from app.errors import Conflict, Forbidden, NotFound
 from app.evaluation import Draft, Evaluation, evaluate_draft, line_item_rows
 from app.execution.models import Action, ActionStatus
+from app.execution.status import record_reason
 from app.guard import Verdict
 from app.lifecycle import move_action, move_case, move_proposal
 from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop, StaffRole
 from app.shops.service import current_policy, require_role
+from app.words import Code, Sentence, said
 from integrations.provider import ProviderAdapter
 
 # What a person can do next when a proposal is not in the state a request needs.
 _NEXT_STEP = {
-    ProposalStatus.BLOCKED: "edit it so that its failing checks pass, or reject it",
-    ProposalStatus.AWAITING_APPROVAL: "approve or reject it",
-    ProposalStatus.APPROVED: "its action is under way: follow the action's status",
-    ProposalStatus.REJECTED: "propose a new action instead",
+    ProposalStatus.BLOCKED: said("edit it so that its failing checks pass, or reject it"),
+    ProposalStatus.AWAITING_APPROVAL: said("approve or reject it"),
+    ProposalStatus.APPROVED: said("its action is under way: follow the action's status"),
+    ProposalStatus.REJECTED: said("propose a new action instead"),
 }
 
 
@@ -66,7 +68,7 @@ def create_proposal(
     settings: Settings,
     now: datetime,
 ) -> ProposalResult:
-    require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, "propose actions")
+    require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, said("propose actions"))
     proposal = Proposal(
         id=uuid.uuid4(), shop_id=shop.id, case_id=case.id, proposed_by=actor.ref, revision=1
     )
@@ -96,26 +98,32 @@ def revise_proposal(
     now: datetime,
 ) -> ProposalResult:
     """Edit a proposal: a new revision and digest, every earlier approval void."""
-    require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, "edit proposals")
+    require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, said("edit proposals"))
     proposal = _locked_proposal(session, shop.id, proposal_id)
     case = get_case(session, shop.id, proposal.case_id)
     action = _current_action(session, proposal)
     if action is not None:
         if action.status != ActionStatus.QUEUED:
             raise Conflict(
-                f"the approved action is already {action.status}; it can no longer be edited. "
-                "Follow the action's status, and propose a new action if more is needed",
+                said(
+                    "the approved action is already %(status)s; it can no longer be edited. "
+                    "Follow the action's status, and propose a new action if more is needed",
+                    status=Code("action", action.status),
+                ),
                 code="already_executing",
             )
         # Approved but not yet sent: the worker will see the digest change and send nothing.
-        _halt(session, action, "the proposal was edited after approval", actor, now)
+        _halt(session, action, said("the proposal was edited after approval"), actor, now)
     elif proposal.status not in ProposalStatus.OPEN:
         raise Conflict(
-            f"a {proposal.status} proposal cannot be edited; "
-            f"{_NEXT_STEP[ProposalStatus(proposal.status)]}",
+            said(
+                "a proposal %(status)s cannot be edited; %(next_step)s",
+                status=Code("proposal", proposal.status),
+                next_step=_NEXT_STEP[ProposalStatus(proposal.status)],
+            ),
             code="proposal_closed",
         )
-    _void_approvals(session, proposal, "the proposal was edited", now)
+    _void_approvals(session, proposal, said("the proposal was edited"), now)
     proposal.revision += 1
     return _apply(
         session,
@@ -146,51 +154,72 @@ def approve_proposal(
     The facts are not re-read here: the worker checks again against fresh provider
     data, under the target lock, right before the call, which is the check that counts.
     """
-    member = require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, "approve actions")
+    member = require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, said("approve actions"))
     proposal = _locked_proposal(session, shop.id, proposal_id)
     policy_version = current_policy(session, shop.id).version
     if digest != digest_of(proposal, policy_version):
         raise Conflict(
-            f"the proposal (now revision {proposal.revision}) or the shop's policy (now "
-            f"version {policy_version}) changed since it was reviewed; reload it, review it "
-            "again and approve its current digest",
+            said(
+                "the proposal (now revision %(revision)s) or the shop's policy (now version "
+                "%(version)s) changed since it was reviewed; reload it, review it again and "
+                "approve its current digest",
+                revision=str(proposal.revision),
+                version=str(policy_version),
+            ),
             code="stale_digest",
         )
     if proposal.status != ProposalStatus.AWAITING_APPROVAL:
         raise Conflict(
-            f"the proposal is {proposal.status}, not awaiting approval; "
-            f"{_NEXT_STEP[ProposalStatus(proposal.status)]}",
+            said(
+                "the proposal is %(status)s, not awaiting approval; %(next_step)s",
+                status=Code("proposal", proposal.status),
+                next_step=_NEXT_STEP[ProposalStatus(proposal.status)],
+            ),
             code=f"proposal_{proposal.status}",
         )
     if shop.kill_switch:
         raise Conflict(
-            "the kill switch is on: nothing can be approved until an owner turns it off "
-            "in Settings",
+            said(
+                "the kill switch is on: nothing can be approved until an owner turns it off "
+                "in Settings"
+            ),
             code="kill_switch",
         )
     if not shop.writes_enabled:
         raise Conflict(
-            "the shop is in protection mode (read-only): an owner must turn writes on in "
-            "Settings before anything can be approved",
+            said(
+                "the shop is in protection mode (read-only): an owner must turn writes on in "
+                "Settings before anything can be approved"
+            ),
             code="protection_mode",
         )
     if proposal.amount is not None and proposal.currency is not None:
         limit = int(member.approval_limits.get(proposal.currency, 0))
         if proposal.amount > limit:
             raise Forbidden(
-                f"{actor.ref} may approve up to {Money(limit, proposal.currency)}, "
-                f"not {Money(proposal.amount, proposal.currency)}",
+                said(
+                    "%(approver)s may approve up to %(limit)s, not %(amount)s",
+                    approver=actor.ref,
+                    limit=Money(limit, proposal.currency),
+                    amount=Money(proposal.amount, proposal.currency),
+                ),
                 code="over_approval_limit",
             )
     if proposal.approvals_required > 1 and actor.ref == proposal.proposed_by:
         raise Forbidden(
-            "this amount needs two people other than the proposer; the proposer cannot approve it",
+            said(
+                "this amount needs two people other than the proposer; the proposer cannot "
+                "approve it"
+            ),
             code="two_person_rule",
         )
     valid = _valid_approvals(session, proposal, now)
     if any(approval.approver == actor.ref for approval in valid):
         raise Conflict(
-            f"{actor.ref} has already approved this proposal; it needs another approver",
+            said(
+                "%(approver)s has already approved this proposal; it needs another approver",
+                approver=actor.ref,
+            ),
             code="already_approved",
         )
 
@@ -221,14 +250,18 @@ def reject_proposal(
     reason: str,
     now: datetime,
 ) -> Proposal:
-    require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, "reject actions")
+    require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, said("reject actions"))
     proposal = _locked_proposal(session, shop.id, proposal_id)
     if proposal.status not in ProposalStatus.OPEN:
         raise Conflict(
-            f"the proposal is {proposal.status}; {_NEXT_STEP[ProposalStatus(proposal.status)]}",
+            said(
+                "the proposal is %(status)s; %(next_step)s",
+                status=Code("proposal", proposal.status),
+                next_step=_NEXT_STEP[ProposalStatus(proposal.status)],
+            ),
             code=f"proposal_{proposal.status}",
         )
-    _void_approvals(session, proposal, "the proposal was rejected", now)
+    _void_approvals(session, proposal, said("the proposal was rejected"), now)
     move_proposal(
         session,
         proposal,
@@ -247,7 +280,7 @@ def reopen_after_expiry(
     """The approval expired before its action was sent: nothing happened at the provider,
     so the proposal goes back for approval as a new revision (a new approval makes a new
     action, with a new idempotency key)."""
-    _void_approvals(session, proposal, "the approval expired before execution", now)
+    _void_approvals(session, proposal, said("the approval expired before execution"), now)
     proposal.revision += 1
     move_proposal(
         session,
@@ -466,7 +499,7 @@ def _valid_approvals(session: Session, proposal: Proposal, now: datetime) -> lis
     )
 
 
-def _void_approvals(session: Session, proposal: Proposal, reason: str, now: datetime) -> None:
+def _void_approvals(session: Session, proposal: Proposal, reason: Sentence, now: datetime) -> None:
     for approval in session.scalars(
         select(Approval).where(
             Approval.proposal_id == proposal.id,
@@ -474,19 +507,14 @@ def _void_approvals(session: Session, proposal: Proposal, reason: str, now: date
         )
     ):
         approval.voided_at = now
-        approval.void_reason = reason
+        approval.void_reason = str(reason)
+        approval.void_sentence = reason.to_dict()
 
 
-def _halt(session: Session, action: Action, reason: str, actor: Actor, now: datetime) -> None:
-    action.status_reason = reason
+def _halt(session: Session, action: Action, reason: Sentence, actor: Actor, now: datetime) -> None:
+    data = record_reason(action, reason)
     move_action(
-        session,
-        action,
-        ActionStatus.HALTED,
-        event="action.halted",
-        actor=actor,
-        now=now,
-        data={"reason": reason},
+        session, action, ActionStatus.HALTED, event="action.halted", actor=actor, now=now, data=data
     )
 
 
@@ -497,7 +525,7 @@ def _locked_proposal(session: Session, shop_id: uuid.UUID, proposal_id: uuid.UUI
         .with_for_update()
     ).one_or_none()
     if proposal is None:
-        raise NotFound("proposal not found")
+        raise NotFound(said("proposal not found"))
     return proposal
 
 

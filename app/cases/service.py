@@ -22,6 +22,7 @@ from app.guard import IdentityLevel
 from app.shops.models import Shop, StaffRole
 from app.shops.service import require_role
 from app.validation import LONG_TEXT, SHORT_TEXT, text
+from app.words import said
 
 RowT = TypeVar("RowT")
 
@@ -47,7 +48,7 @@ def get_case(session: Session, shop_id: uuid.UUID, case_id: uuid.UUID) -> Case:
         select(Case).where(Case.id == case_id, Case.shop_id == shop_id)
     ).one_or_none()
     if case is None:
-        raise NotFound("case not found")
+        raise NotFound(said("case not found"))
     return case
 
 
@@ -130,7 +131,7 @@ def open_case(
     identity_level: str,
     now: datetime,
 ) -> Case:
-    require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, "open cases")
+    require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, said("open cases"))
     # Within the columns: subject String(255); request_text is free text, line breaks kept.
     subject = str(text(subject, "subject", max_length=SHORT_TEXT, required=True))
     request_text = text(request_text, "request_text", max_length=LONG_TEXT, multiline=True) or ""
@@ -139,12 +140,13 @@ def open_case(
     except ValueError:
         choices = ", ".join(level.value for level in IdentityLevel)
         raise InvalidInput(
-            f"identity_level must be one of {choices}", field="identity_level"
+            said("identity_level must be one of %(choices)s", choices=choices),
+            field="identity_level",
         ) from None
     if customer_id is not None:
         customer = session.get(Customer, customer_id)
         if customer is None or customer.shop_id != shop.id:
-            raise InvalidInput("no such customer in this shop", field="customer_id")
+            raise InvalidInput(said("no such customer in this shop"), field="customer_id")
     case = Case(
         shop_id=shop.id,
         customer_id=customer_id,

@@ -9,6 +9,9 @@ no second endpoint, which would deliver every event twice).
 Before saving, a merchant may test a key: the same checks of its kind and mode, then
 Stripe is asked which of the permissions Caseward needs the key holds. Nothing is
 stored and nothing changes at Stripe.
+
+A key refused by the adapter (its kind or mode) or by Stripe is refused in the
+adapter's words, passed on as they are; Caseward's own refusals are catalogue sentences.
 """
 
 from __future__ import annotations
@@ -28,13 +31,19 @@ from app.errors import InvalidInput, ProviderUnavailable
 from app.shops.models import Shop, StaffRole
 from app.shops.service import require_role
 from app.validation import text
+from app.words import Sentence, said
 from integrations.provider import (
     CredentialsRefused,
     PermissionDenied,
     ProviderError,
     ProviderRejected,
 )
-from integrations.stripe.adapter import WEBHOOK_EVENTS, PermissionReport, StripeAdapter
+from integrations.stripe.adapter import (
+    REQUIRED_PERMISSIONS,
+    WEBHOOK_EVENTS,
+    PermissionReport,
+    StripeAdapter,
+)
 
 MAX_KEY_LENGTH = 255
 
@@ -67,13 +76,14 @@ def save_stripe_connection(
 ) -> StripeConnected:
     """Save the shop's Stripe key; with ``webhook_base_url``, no ``webhook_secret`` and
     none stored yet, also register the webhook endpoint at Stripe and keep its secret."""
-    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "connect providers")
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, said("connect providers"))
     adapter = _stripe_adapter(api_key, livemode, api_base, timeout_seconds)
     if webhook_secret is not None:
         text(webhook_secret, "webhook_secret", max_length=MAX_KEY_LENGTH, required=True)
         if not webhook_secret.startswith("whsec_"):
             raise InvalidInput(
-                "a Stripe webhook signing secret starts with whsec_", field="webhook_secret"
+                said("a Stripe webhook signing secret starts with whsec_"),
+                field="webhook_secret",
             )
     connection = session.scalars(
         select(Connection).where(Connection.shop_id == shop.id, Connection.provider == "stripe")
@@ -140,12 +150,76 @@ def check_stripe_key(
     The key is refused as :func:`save_stripe_connection` refuses it (``api_key``), and
     also when Stripe does not know it. Nothing is stored or audited.
     """
-    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "test provider keys")
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, said("test provider keys"))
     adapter = _stripe_adapter(api_key, livemode, api_base, timeout_seconds)
     try:
         return adapter.check_permissions()
     except CredentialsRefused as exc:
-        raise InvalidInput(str(exc), field="api_key") from exc
+        raise InvalidInput(key_refused(exc), field="api_key") from exc
+
+
+def key_refused(refused: CredentialsRefused) -> Sentence:
+    """Why a Stripe key is refused, in Caseward's words; a reason this does not know is
+    said with the adapter's own text."""
+    key = refused.key
+    if refused.reason in ("secret_key", "not_restricted"):
+        create = said(
+            "Create a restricted key (rk_live_... or rk_test_...) in the Stripe dashboard "
+            "with these permissions: %(permissions)s.",
+            permissions=REQUIRED_PERMISSIONS,
+        )
+        if refused.reason == "secret_key":
+            return said(
+                "Caseward does not accept secret keys (%(key)s): a secret key can do "
+                "anything on the account. %(create)s",
+                key=key,
+                create=create,
+            )
+        return said("%(key)s is not a Stripe restricted key. %(create)s", key=key, create=create)
+    if refused.reason == "test_key_in_live_mode":
+        return said(
+            "The key %(key)s is a test-mode key but the shop is in live mode. "
+            "Use a live restricted key (rk_live_...).",
+            key=key,
+        )
+    if refused.reason == "live_key_in_test_mode":
+        return said(
+            "The key %(key)s is a live-mode key but the shop is in test mode. "
+            "Use a test restricted key (rk_test_...).",
+            key=key,
+        )
+    if refused.reason == "unknown_key":
+        return said(
+            "Stripe does not know the key %(key)s: check that it was copied whole and has "
+            "not been rolled or deleted in the Stripe dashboard.",
+            key=key,
+        )
+    return said("%(refusal)s", refusal=str(refused))
+
+
+def permission_advice(report: PermissionReport) -> Sentence:
+    """One sentence for the merchant: what to add in Stripe's dashboard, or to test the
+    key again when Stripe did not answer. Settings keep the dashboard's own names."""
+    if report.ok:
+        return said("The key has every permission Caseward needs.")
+    unanswered = ", ".join(report.settings_unanswered())
+    if not report.missing:
+        return said(
+            "Stripe did not answer for %(settings)s, so test the key again in a moment.",
+            settings=unanswered,
+        )
+    missing = ", ".join(report.settings_to_add())
+    if not report.unknown:
+        return said(
+            "In the Stripe dashboard, edit this restricted key and set %(settings)s.",
+            settings=missing,
+        )
+    return said(
+        "In the Stripe dashboard, edit this restricted key and set %(settings)s; Stripe did "
+        "not answer for %(unanswered)s, so test the key again in a moment.",
+        settings=missing,
+        unanswered=unanswered,
+    )
 
 
 def _stripe_adapter(
@@ -159,7 +233,7 @@ def _stripe_adapter(
             api_key, livemode=livemode, api_base=api_base, timeout_seconds=timeout_seconds
         )
     except CredentialsRefused as exc:
-        raise InvalidInput(str(exc), field="api_key") from exc
+        raise InvalidInput(key_refused(exc), field="api_key") from exc
 
 
 def _register_endpoint(adapter: StripeAdapter, url: str) -> tuple[str, str]:
@@ -169,10 +243,13 @@ def _register_endpoint(adapter: StripeAdapter, url: str) -> tuple[str, str]:
         # The message names the permission the key lacks (rak_webhook_write).
         raise InvalidInput(str(exc), field="api_key", code="permission_denied") from exc
     except CredentialsRefused as exc:
-        raise InvalidInput(str(exc), field="api_key") from exc
+        raise InvalidInput(key_refused(exc), field="api_key") from exc
     except ProviderRejected as exc:
         raise InvalidInput(str(exc), field="api_key") from exc
     except ProviderError as exc:
         raise ProviderUnavailable(
-            f"Stripe did not confirm the webhook endpoint; nothing was saved: {exc}"
+            said(
+                "Stripe did not confirm the webhook endpoint; nothing was saved: %(stripe_said)s",
+                stripe_said=str(exc),
+            )
         ) from exc

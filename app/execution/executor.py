@@ -48,12 +48,14 @@ from app.execution.status import (
     apply_provider_answer,
     escalate,
     mark_unknown,
+    record_reason,
     stop_action,
 )
 from app.lifecycle import ACTION_MOVES, move_action
 from app.settings import Settings
 from app.shops.models import Shop
 from app.shops.service import current_policy, get_shop
+from app.words import Sentence, joined, said
 from integrations.provider import (
     ACTION_ID_METADATA_KEY,
     ActionKind,
@@ -140,7 +142,8 @@ def _absent_and_resendable(
     try:
         adapter = ctx.adapters(session, action.shop_id, action.provider)
     except _CANNOT_BUILD as exc:
-        _stop(session, action, ActionStatus.NEEDS_DECISION, f"cannot look it up: {exc}", now)
+        reason = said("cannot look it up: %(error)s", error=str(exc))
+        _stop(session, action, ActionStatus.NEEDS_DECISION, reason, now)
         return False
     attempt = ActionAttempt(
         action_id=action.id,
@@ -157,7 +160,8 @@ def _absent_and_resendable(
         attempt.finished_at, attempt.outcome, attempt.detail = ctx.clock(), "error", str(exc)
         action.next_check_at = now + _backoff(ctx, action.checks_made)
         if _lookups_keep_failing(session, action, ctx.settings.lookup_failures_attention):
-            escalate(session, action, f"look-ups at the provider keep failing: {exc}", now)
+            failing = said("look-ups at the provider keep failing: %(error)s", error=str(exc))
+            escalate(session, action, failing, now)
         return False
     attempt.finished_at = ctx.clock()
     if found is not None:
@@ -168,7 +172,7 @@ def _absent_and_resendable(
     attempt.outcome = "absent"
     key_age = now - (action.first_sent_at or action.created_at)
     if key_age > timedelta(seconds=ctx.settings.idempotency_key_lifetime_seconds):
-        reason = (
+        reason = said(
             "the provider shows no effect and the idempotency key has expired: "
             "resending could duplicate the action, so a person decides"
         )
@@ -252,7 +256,7 @@ def _prepare_send(
     try:
         adapter = ctx.adapters(session, action.shop_id, action.provider)
     except _CANNOT_BUILD as exc:
-        reason = f"the action cannot run: {exc}"
+        reason = said("the action cannot run: %(error)s", error=str(exc))
         _stop(session, action, ActionStatus.CANNOT_RUN if first else stopped, reason, now)
         return None
     case = session.get(Case, action.case_id)
@@ -281,8 +285,10 @@ def _prepare_send(
         apply_provider_answer(session, action, landed, source="re-check", now=now)
         return None
     if evaluation.verdict.outcome == "blocked":
-        failing = [c.reason for c in evaluation.verdict.checks if not c.passed]
-        _stop(session, action, stopped, "checks at execution: " + "; ".join(failing), now)
+        failing = joined([check.said for check in evaluation.verdict.failed])
+        _stop(
+            session, action, stopped, said("checks at execution: %(failing)s", failing=failing), now
+        )
         return None
     number = _next_attempt_number(session, action.id)
     session.add(
@@ -321,21 +327,24 @@ def _stopped_before_checks(
     """The switches, the approval's expiry and the digest, before any provider call."""
     stopped = ActionStatus.HALTED if first else ActionStatus.NEEDS_DECISION
     if shop.uninstalled_at is not None:
-        reason = "the shop has uninstalled Caseward"
+        reason = said("the shop has uninstalled Caseward")
         stopped = ActionStatus.CANNOT_RUN if first else stopped
     elif shop.kill_switch:
-        reason = "the shop's kill switch is on"
+        reason = said("the shop's kill switch is on")
     elif not shop.writes_enabled:
-        reason = "the shop is in protection mode (read-only)"
+        reason = said("the shop is in protection mode (read-only)")
     elif now > action.approval_expires_at:
-        reason = "the approval expired before the action was executed"
+        reason = said("the approval expired before the action was executed")
         if first and proposal is not None:
-            reason += "; nothing was sent, and the proposal awaits approval again"
+            reason = said(
+                "the approval expired before the action was executed; nothing was sent, "
+                "and the proposal awaits approval again"
+            )
             _stop(session, action, ActionStatus.EXPIRED, reason, now)
             reopen_after_expiry(session, proposal, action, now)
             return True
     elif proposal is None or digest_of(proposal, policy_version) != action.digest:
-        reason = "the proposal or the shop's policy changed after approval"
+        reason = said("the proposal or the shop's policy changed after approval")
     else:
         return False
     _stop(session, action, stopped, reason, now)
@@ -416,21 +425,27 @@ def _record(
     attempt.outcome = "rejected"
     if isinstance(error, ProviderRejected):
         # Stripe ran this key afresh and said no: the request did nothing there, ever.
-        to, reason = ActionStatus.REJECTED, f"the provider refused the action: {error}"
+        to = ActionStatus.REJECTED
+        reason = said("the provider refused the action: %(error)s", error=str(error))
     elif isinstance(error, IdempotencyConflict) or attempt.purpose != "submit":
         # An earlier send of this action may still land: a person decides.
-        to, reason = ActionStatus.NEEDS_DECISION, f"the action could not be sent again: {error}"
+        to = ActionStatus.NEEDS_DECISION
+        reason = said("the action could not be sent again: %(error)s", error=str(error))
     else:
-        to, reason = ActionStatus.CANNOT_RUN, f"the action was not sent: {error}"
+        to = ActionStatus.CANNOT_RUN
+        reason = said("the action was not sent: %(error)s", error=str(error))
     if to not in ACTION_MOVES[ActionStatus(action.status)]:
         # Already settled by a look-up that raced this answer; the look-up's word stands.
         return action.status, None
     _stop(session, action, to, reason, now)
-    action.status_reason = str(error)
+    # What the action shows is the provider's own words; the event keeps Caseward's.
+    record_reason(action, str(error))
     return action.status, None
 
 
-def _stop(session: Session, action: Action, to: ActionStatus, reason: str, now: datetime) -> None:
+def _stop(
+    session: Session, action: Action, to: ActionStatus, reason: Sentence, now: datetime
+) -> None:
     stop_action(session, action, to, reason, actor=WORKER, now=now)
 
 
@@ -444,7 +459,7 @@ def _queue_again(
     """Nothing reached the provider: queue the same action again, same key, after a pause."""
     delay = _resend_delay(ctx, error, _next_attempt_number(session, action.id) - 1)
     action.next_check_at = now + timedelta(seconds=delay)
-    action.status_reason = str(error)
+    record_reason(action, str(error))
     if action.status != ActionStatus.QUEUED:
         move_action(
             session,

@@ -92,6 +92,9 @@ class Action(Base):
     idempotency_key: Mapped[str] = mapped_column(String(255), unique=True)
     status: Mapped[str] = mapped_column(String(32), default=ActionStatus.QUEUED, index=True)
     status_reason: Mapped[str | None] = mapped_column(Text)
+    # The same reason as Caseward said it (app.words.Sentence.to_dict), for the admin to
+    # show in its reader's language; None when the reason is a provider's own text.
+    status_sentence: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     provider_ref: Mapped[str | None] = mapped_column(String(255), index=True)
     failure_reason: Mapped[str | None] = mapped_column(String(255))
     first_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -23,6 +23,7 @@ from app.errors import Forbidden
 from app.settings import Settings
 from app.shopify.install import usable_token
 from app.shops.models import Shop
+from app.words import said
 from integrations.provider import ProviderAdapter, Targets
 from integrations.shopify.adapter import TARGETS as SHOPIFY_TARGETS
 from integrations.shopify.adapter import ShopifyAdapter
@@ -64,7 +65,9 @@ class _ShopifyAdapters:
     def _shared_auth(self) -> ShopifyAuth:
         settings = self._settings
         if not (settings.shopify_api_key and settings.shopify_api_secret):
-            raise Forbidden("Shopify is not configured for this Caseward", code="not_connected")
+            raise Forbidden(
+                said("Shopify is not configured for this Caseward"), code="not_connected"
+            )
         with self._lock:
             if self._auth is None:
                 self._auth = ShopifyAuth(
@@ -79,19 +82,25 @@ class _ShopifyAdapters:
     def adapter(self, session: Session, shop_id: uuid.UUID) -> ProviderAdapter:
         shop = session.get(Shop, shop_id)
         if shop is None or shop.uninstalled_at is not None:
-            raise Forbidden("the app is not installed in this shop", code="not_connected")
+            raise Forbidden(said("the app is not installed in this shop"), code="not_connected")
         auth = self._shared_auth()
         try:
             token = usable_token(
                 session, shop, box=self._box, refresh=auth.refresh_if_needed, now=utcnow()
             )
-        except LookupError as exc:
-            raise Forbidden(str(exc), code="not_connected") from exc
+        except LookupError as exc:  # no install row: the token was never stored
+            raise Forbidden(
+                said("the app is not installed in %(shop)s", shop=shop.domain),
+                code="not_connected",
+            ) from exc
         except ShopifyTokenError as exc:
             if exc.code in _LOST_GRANT:
                 raise Forbidden(
-                    f"Shopify no longer accepts the shop's token ({exc.code}): "
-                    "open Caseward in the shop's admin to grant it again",
+                    said(
+                        "Shopify no longer accepts the shop's token (%(code)s): "
+                        "open Caseward in the shop's admin to grant it again",
+                        code=exc.code,
+                    ),
                     code="not_connected",
                 ) from exc
             raise  # a network or server failure: the job fails and is tried again
@@ -118,7 +127,10 @@ def connection_adapters(
             select(Connection).where(Connection.shop_id == shop_id, Connection.provider == provider)
         ).one_or_none()
         if connection is None or provider != "stripe":
-            raise Forbidden(f"the shop has no {provider} connection", code="not_connected")
+            raise Forbidden(
+                said("the shop has no %(provider)s connection", provider=provider),
+                code="not_connected",
+            )
         version = (connection.id, connection.created_at)
         if reuse and version in kept:
             return kept[version]

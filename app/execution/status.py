@@ -20,6 +20,7 @@ from app.approvals.models import Proposal
 from app.cases.models import Case, CaseStatus
 from app.execution.models import Action, ActionStatus
 from app.lifecycle import move_action, move_case, provider_report_applies
+from app.words import Code, Sentence, said
 from integrations.provider import ProviderAnswer, ProviderStatus
 
 
@@ -45,7 +46,7 @@ def apply_provider_answer(
         return False
     action.provider_ref = answer.reference
     action.failure_reason = answer.failure_reason
-    action.status_reason = None
+    action.status_reason = action.status_sentence = None
     action.next_check_at = None
     move_action(
         session,
@@ -70,14 +71,37 @@ def apply_provider_answer(
             to = CaseStatus.RESOLVED if done else CaseStatus.EXECUTING
             move_case(session, case, to, actor=WORKER, now=now, action=action)
     else:
-        reason = f"the provider reports the {action.kind} {new_status}"
+        reported = said(
+            "the provider reports: %(kind)s %(status)s",
+            kind=Code("kind", action.kind),
+            status=Code("action", new_status.value),
+        )
         if answer.failure_reason:
-            reason += f" ({answer.failure_reason})"
-        send_back_for_review(session, action, reason, now)
+            reported = said(
+                "%(reported)s (%(failure_reason)s)",
+                reported=reported,
+                failure_reason=answer.failure_reason,
+            )
+        send_back_for_review(session, action, reported, now)
     return True
 
 
-def send_back_for_review(session: Session, action: Action, reason: str, now: datetime) -> None:
+def record_reason(action: Action, reason: Sentence | str) -> dict[str, object]:
+    """Put ``reason`` on the action (its English, and the sentence when Caseward said
+    it); returns it as an audit event's data carries it."""
+    action.status_reason = str(reason)
+    action.status_sentence = reason.to_dict() if isinstance(reason, Sentence) else None
+    return reason_data(reason)
+
+
+def reason_data(reason: Sentence | str) -> dict[str, object]:
+    """A reason as audit data: the English, and the sentence for the admin to translate."""
+    if isinstance(reason, Sentence):
+        return {"reason": str(reason), "said": reason.to_dict()}
+    return {"reason": reason}
+
+
+def send_back_for_review(session: Session, action: Action, reason: Sentence, now: datetime) -> None:
     """Put the case in front of a named person: whoever approved, else whoever proposed."""
     case = session.get(Case, action.case_id)
     assert case is not None
@@ -94,24 +118,22 @@ def send_back_for_review(session: Session, action: Action, reason: str, now: dat
 
 
 def stop_action(
-    session: Session, action: Action, to: ActionStatus, reason: str, *, actor: Actor, now: datetime
+    session: Session,
+    action: Action,
+    to: ActionStatus,
+    reason: Sentence,
+    *,
+    actor: Actor,
+    now: datetime,
 ) -> None:
     """The action goes no further without a person: record why and show them the case."""
-    action.status_reason = reason
+    data = record_reason(action, reason)
     action.next_check_at = None
-    move_action(
-        session,
-        action,
-        to,
-        event=f"action.{to.value}",
-        actor=actor,
-        now=now,
-        data={"reason": reason},
-    )
+    move_action(session, action, to, event=f"action.{to.value}", actor=actor, now=now, data=data)
     send_back_for_review(session, action, reason, now)
 
 
-def escalate(session: Session, action: Action, reason: str, now: datetime) -> None:
+def escalate(session: Session, action: Action, reason: Sentence, now: datetime) -> None:
     """An outcome still unclear after too long: a person sees it, once per action.
 
     The action keeps its status (look-ups go on); only the case changes hands.
@@ -132,10 +154,16 @@ def responsible_person(session: Session, action: Action) -> str:
 
 
 def mark_unknown(
-    session: Session, action: Action, reason: str, *, next_check_at: datetime, now: datetime
+    session: Session,
+    action: Action,
+    reason: Sentence | str,
+    *,
+    next_check_at: datetime,
+    now: datetime,
 ) -> None:
-    """The provider may or may not have acted: look it up at ``next_check_at``."""
-    action.status_reason = reason
+    """The provider may or may not have acted: look it up at ``next_check_at``.
+    ``reason`` is a plain str when it is the provider's (or the network's) own words."""
+    data = record_reason(action, reason)
     action.next_check_at = next_check_at
     move_action(
         session,
@@ -144,5 +172,5 @@ def mark_unknown(
         event="action.unknown",
         actor=WORKER,
         now=now,
-        data={"reason": reason, "next_check_at": next_check_at.isoformat()},
+        data={**data, "next_check_at": next_check_at.isoformat()},
     )

@@ -41,6 +41,7 @@ from app.execution.queueing import (
 )
 from app.execution.status import escalate, mark_unknown
 from app.queue import connect_redis
+from app.words import said, said_n
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
             .with_for_update(skip_locked=True)
         )
         for action in stuck:
-            reason = "no answer was recorded for the submission (worker lost?)"
+            reason = said("no answer was recorded for the submission (worker lost?)")
             mark_unknown(session, action, reason, next_check_at=now, now=now)
             report.marked_unknown.append(str(action.id))
         report.interrupted = _close_interrupted_attempts(session, stuck_before, now)
@@ -143,10 +144,12 @@ def _escalate_long_unknown(ctx: ExecutionContext, session: Session, now: datetim
         .with_for_update(skip_locked=True)
     ).all()
     for action in overdue:
-        minutes = int(limit.total_seconds() // 60)
-        reason = (
-            f"the provider's answer is still unclear after more than {minutes} minutes; "
-            "look-ups go on, and the case needs someone to check it with the provider"
+        reason = said_n(
+            "the provider's answer is still unclear after more than %(count)s minute; "
+            "look-ups go on, and the case needs someone to check it with the provider",
+            "the provider's answer is still unclear after more than %(count)s minutes; "
+            "look-ups go on, and the case needs someone to check it with the provider",
+            int(limit.total_seconds() // 60),
         )
         escalate(session, action, reason, now)
     return [str(action.id) for action in overdue]

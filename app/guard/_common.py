@@ -9,12 +9,12 @@ from app.guard._context import (
     Context,
     customer_of,
     describe_period,
-    fmt,
     moved_money,
 )
 from app.guard.policy import CapRule, ShopSwitches
 from app.guard.verdict import CheckName, CheckResult
 from app.money import Money
+from app.words import Sentence, Value, joined, one_after_another, said
 from integrations.provider import ACTION_ID_METADATA_KEY, ActionKind
 
 # The parameters each kind may carry to the provider; anything else is refused.
@@ -32,9 +32,9 @@ ALLOWED_PARAMS = {
 }
 
 _AMOUNT_NEEDED = {
-    ActionKind.REFUND: "how much, in the payment's currency",
-    ActionKind.CUSTOMER_CREDIT: "how much, in the customer's balance currency",
-    ActionKind.DISCOUNT: "the amount off, or for a percent discount the most it can take off",
+    ActionKind.REFUND: said("how much, in the payment's currency"),
+    ActionKind.CUSTOMER_CREDIT: said("how much, in the customer's balance currency"),
+    ActionKind.DISCOUNT: said("the amount off, or for a percent discount the most it can take off"),
 }
 
 
@@ -54,13 +54,15 @@ def _writes_enabled(switches: ShopSwitches) -> CheckResult:
     facts = {"writes_enabled": switches.writes_enabled}
     if switches.writes_enabled:
         return CheckResult(
-            CheckName.WRITES_ENABLED, True, "Writes are turned on for this shop.", facts
+            CheckName.WRITES_ENABLED, True, said("Writes are turned on for this shop."), facts
         )
     return CheckResult(
         CheckName.WRITES_ENABLED,
         False,
-        "The shop is read-only (protection mode): a signed-in person must turn writes on "
-        "in Settings before Caseward changes anything at the provider.",
+        said(
+            "The shop is read-only (protection mode): a signed-in person must turn writes on "
+            "in Settings before Caseward changes anything at the provider."
+        ),
         facts,
     )
 
@@ -71,11 +73,13 @@ def _kill_switch(switches: ShopSwitches) -> CheckResult:
         return CheckResult(
             CheckName.KILL_SWITCH,
             False,
-            "The kill switch is on: Caseward sends no money actions until someone turns it "
-            "off in Settings.",
+            said(
+                "The kill switch is on: Caseward sends no money actions until someone turns it "
+                "off in Settings."
+            ),
             facts,
         )
-    return CheckResult(CheckName.KILL_SWITCH, True, "The kill switch is off.", facts)
+    return CheckResult(CheckName.KILL_SWITCH, True, said("The kill switch is off."), facts)
 
 
 def _kind_enabled(ctx: Context) -> CheckResult:
@@ -83,10 +87,16 @@ def _kind_enabled(ctx: Context) -> CheckResult:
     facts = {"kind": kind.value, "enabled_kinds": sorted(ctx.policy.enabled_kinds)}
     if kind in ctx.policy.enabled_kinds:
         return CheckResult(
-            CheckName.KIND_ENABLED, True, f"The shop's policy allows {ctx.noun}s.", facts
+            CheckName.KIND_ENABLED,
+            True,
+            said("The shop's policy allows %(kinds)s.", kinds=ctx.nouns),
+            facts,
         )
     return CheckResult(
-        CheckName.KIND_ENABLED, False, f"The shop's policy does not allow {ctx.noun}s.", facts
+        CheckName.KIND_ENABLED,
+        False,
+        said("The shop's policy does not allow %(kinds)s.", kinds=ctx.nouns),
+        facts,
     )
 
 
@@ -98,15 +108,28 @@ def _identity(ctx: Context) -> CheckResult:
         return CheckResult(
             CheckName.IDENTITY,
             True,
-            f"The customer's identity is {level.value} ({level.description}), which meets the "
-            f"shop's minimum of {minimum.value} for {ctx.noun}s.",
+            said(
+                "The customer's identity is %(level)s (%(meaning)s), which meets the shop's "
+                "minimum of %(minimum)s for %(kinds)s.",
+                level=level.value,
+                meaning=level.description,
+                minimum=minimum.value,
+                kinds=ctx.nouns,
+            ),
             facts,
         )
     return CheckResult(
         CheckName.IDENTITY,
         False,
-        f"The customer's identity is only {level.value} ({level.description}); {ctx.noun}s "
-        f"need at least {minimum.value} ({minimum.description}).",
+        said(
+            "The customer's identity is only %(level)s (%(meaning)s); %(kinds)s need at least "
+            "%(minimum)s (%(minimum_meaning)s).",
+            level=level.value,
+            meaning=level.description,
+            kinds=ctx.nouns,
+            minimum=minimum.value,
+            minimum_meaning=minimum.description,
+        ),
         facts,
     )
 
@@ -120,31 +143,42 @@ def _reason_allowed(ctx: Context) -> CheckResult:
     }
     if reason is not None and not isinstance(reason, str):
         return CheckResult(
-            CheckName.REASON_ALLOWED, False, f"The reason must be text, not {reason!r}.", facts
+            CheckName.REASON_ALLOWED,
+            False,
+            said("The reason must be text, not %(value)s.", value=repr(reason)),
+            facts,
         )
     if allowed is None:
         return CheckResult(
-            CheckName.REASON_ALLOWED, True, "The shop's policy accepts any reason.", facts
+            CheckName.REASON_ALLOWED, True, said("The shop's policy accepts any reason."), facts
         )
-    listed = ", ".join(sorted(allowed)) or "none"
+    # The reasons are the shop's own labels, shown as the shop wrote them.
+    accepted: Value = ", ".join(sorted(allowed)) or said("none")
     if reason is None:
         return CheckResult(
             CheckName.REASON_ALLOWED,
             False,
-            f"The proposal gives no reason; the shop's policy accepts: {listed}.",
+            said(
+                "The proposal gives no reason; the shop's policy accepts: %(accepted)s.",
+                accepted=accepted,
+            ),
             facts,
         )
     if reason not in allowed:
         return CheckResult(
             CheckName.REASON_ALLOWED,
             False,
-            f"The reason '{reason}' is not one the shop's policy accepts ({listed}).",
+            said(
+                "The reason '%(reason)s' is not one the shop's policy accepts (%(accepted)s).",
+                reason=reason,
+                accepted=accepted,
+            ),
             facts,
         )
     return CheckResult(
         CheckName.REASON_ALLOWED,
         True,
-        f"The reason '{reason}' is one the shop's policy accepts.",
+        said("The reason '%(reason)s' is one the shop's policy accepts.", reason=reason),
         facts,
     )
 
@@ -153,19 +187,27 @@ def _proposal_shape(ctx: Context) -> CheckResult:
     """Parameters nobody checks must not ride along to the provider."""
     proposal = ctx.proposal
     unknown = sorted(set(proposal.params) - ALLOWED_PARAMS[proposal.kind])
-    problems = []
+    problems: list[Sentence] = []
     if unknown:
         problems.append(
-            f"The proposal carries settings Caseward does not use for {ctx.noun}s: "
-            f"{', '.join(unknown)}."
+            said(
+                "The proposal carries settings Caseward does not use for %(kinds)s: %(settings)s.",
+                kinds=ctx.nouns,
+                settings=", ".join(unknown),
+            )
         )
     if proposal.line_items and proposal.kind is not ActionKind.REFUND:
-        problems.append(f"Only refunds are split by order line, not {ctx.noun}s.")
+        problems.append(
+            said("Only refunds are split by order line, not %(kinds)s.", kinds=ctx.nouns)
+        )
     facts = {"params": sorted(proposal.params), "line_items": len(proposal.line_items)}
     if problems:
-        return CheckResult(CheckName.PROPOSAL_SHAPE, False, " ".join(problems), facts)
+        return CheckResult(CheckName.PROPOSAL_SHAPE, False, one_after_another(problems), facts)
     return CheckResult(
-        CheckName.PROPOSAL_SHAPE, True, f"The proposal has the shape of a {ctx.noun}.", facts
+        CheckName.PROPOSAL_SHAPE,
+        True,
+        said("The proposal has the shape of a %(kind)s.", kind=ctx.noun),
+        facts,
     )
 
 
@@ -178,25 +220,43 @@ def _amount(ctx: Context) -> CheckResult:
     noun = ctx.noun
     if ctx.proposal.kind not in MONEY_KINDS:
         if amount is None:
-            return CheckResult(CheckName.AMOUNT, True, f"A {noun} carries no amount.", facts)
+            return CheckResult(
+                CheckName.AMOUNT, True, said("A %(kind)s carries no amount.", kind=noun), facts
+            )
         return CheckResult(
             CheckName.AMOUNT,
             False,
-            f"A {noun} carries no amount; remove {amount.format()} from the proposal.",
+            said(
+                "A %(kind)s carries no amount; remove %(amount)s from the proposal.",
+                kind=noun,
+                amount=amount,
+            ),
             facts,
         )
     if amount is None:
         needed = _AMOUNT_NEEDED[ctx.proposal.kind]
-        return CheckResult(CheckName.AMOUNT, False, f"A {noun} needs an amount: {needed}.", facts)
+        return CheckResult(
+            CheckName.AMOUNT,
+            False,
+            said("A %(kind)s needs an amount: %(needed)s.", kind=noun, needed=needed),
+            facts,
+        )
     if amount.amount <= 0:
         return CheckResult(
             CheckName.AMOUNT,
             False,
-            f"A {noun} must be more than zero; the proposal says {amount.format()}.",
+            said(
+                "A %(kind)s must be more than zero; the proposal says %(amount)s.",
+                kind=noun,
+                amount=amount,
+            ),
             facts,
         )
     return CheckResult(
-        CheckName.AMOUNT, True, f"The amount, {amount.format()}, is more than zero.", facts
+        CheckName.AMOUNT,
+        True,
+        said("The amount, %(amount)s, is more than zero.", amount=amount),
+        facts,
     )
 
 
@@ -204,33 +264,50 @@ def _amount(ctx: Context) -> CheckResult:
 
 
 def target_exists(
-    ctx: Context, noun: str, facts_id: str, *, exists: bool, deleted: bool = False
+    ctx: Context,
+    noun: Sentence,
+    named: Sentence,
+    facts_id: str,
+    *,
+    exists: bool,
+    deleted: bool = False,
 ) -> CheckResult:
-    """The provider knows the target, it is live, and the facts are about it and nothing else."""
+    """The provider knows the target, it is live, and the facts are about it and nothing else.
+
+    ``noun`` is what the target is ("payment"), ``named`` the target by it and its id
+    ("Payment pi_123"), as a sentence begins.
+    """
     target = ctx.proposal.target
     facts = {"target": target, "facts_id": facts_id, "exists": exists, "deleted": deleted}
     provider = ctx.provider_label
     if not exists:
-        reason = f"{noun.capitalize()} {target} was not found at {provider}."
+        reason = said("%(named)s was not found at %(provider)s.", named=named, provider=provider)
     elif facts_id != target:
-        reason = (
-            f"The facts read from {provider} are for {facts_id}, not for {target}, "
-            f"the {noun} this {ctx.noun} targets."
+        reason = said(
+            "The facts read from %(provider)s are for %(facts_id)s, not for %(target)s, "
+            "the %(noun)s this %(kind)s targets.",
+            provider=provider,
+            facts_id=facts_id,
+            target=target,
+            noun=noun,
+            kind=ctx.noun,
         )
     elif deleted:
-        reason = f"{noun.capitalize()} {target} is deleted at {provider}."
+        reason = said("%(named)s is deleted at %(provider)s.", named=named, provider=provider)
     else:
         return CheckResult(
             CheckName.TARGET_EXISTS,
             True,
-            f"{noun.capitalize()} {target} exists at {provider}.",
+            said("%(named)s exists at %(provider)s.", named=named, provider=provider),
             facts,
         )
     return CheckResult(CheckName.TARGET_EXISTS, False, reason, facts)
 
 
-def customer_matches(ctx: Context, subject: str, owner: str | None) -> CheckResult:
+def customer_matches(ctx: Context, subject: Sentence, owner: str | None) -> CheckResult:
     """The target belongs to the case's customer: money never reaches anyone else.
+
+    ``subject`` names the target as a sentence begins ("Payment pi_123").
 
     The customer comes from the case (its customer's identity at the provider), never
     from the proposal; a proposal naming a customer may only narrow. Deny by default:
@@ -243,43 +320,67 @@ def customer_matches(ctx: Context, subject: str, owner: str | None) -> CheckResu
         return CheckResult(
             CheckName.CUSTOMER_MATCHES,
             False,
-            f"The case's customer has no {provider} customer linked, so nothing ties "
-            f"{subject} to them; link the customer's {provider} account to the case first.",
+            said(
+                "The case's customer has no %(provider)s customer linked, so nothing ties "
+                "%(subject)s to them; link the customer's %(provider)s account to the case "
+                "first.",
+                provider=provider,
+                subject=subject,
+            ),
             facts,
         )
     if named is not None and named != case_customer:
         return CheckResult(
             CheckName.CUSTOMER_MATCHES,
             False,
-            f"The proposal names customer {named}, but the case is about customer "
-            f"{case_customer}; a proposal cannot reach beyond the case's customer.",
+            said(
+                "The proposal names customer %(named)s, but the case is about customer "
+                "%(customer)s; a proposal cannot reach beyond the case's customer.",
+                named=named,
+                customer=case_customer,
+            ),
             facts,
         )
     if owner is None:
         return CheckResult(
             CheckName.CUSTOMER_MATCHES,
             False,
-            f"{subject} has no customer on record at {provider}, so it cannot be shown to "
-            f"belong to the case's customer {case_customer}.",
+            said(
+                "%(subject)s has no customer on record at %(provider)s, so it cannot be shown "
+                "to belong to the case's customer %(customer)s.",
+                subject=subject,
+                provider=provider,
+                customer=case_customer,
+            ),
             facts,
         )
     if owner != case_customer:
         return CheckResult(
             CheckName.CUSTOMER_MATCHES,
             False,
-            f"{subject} belongs to customer {owner}, not to the case's customer {case_customer}.",
+            said(
+                "%(subject)s belongs to customer %(owner)s, not to the case's customer "
+                "%(customer)s.",
+                subject=subject,
+                owner=owner,
+                customer=case_customer,
+            ),
             facts,
         )
     return CheckResult(
         CheckName.CUSTOMER_MATCHES,
         True,
-        f"{subject} belongs to customer {owner}, the case's customer.",
+        said(
+            "%(subject)s belongs to customer %(owner)s, the case's customer.",
+            subject=subject,
+            owner=owner,
+        ),
         facts,
     )
 
 
 def not_already_at_provider(
-    ctx: Context, record_noun: str, records: Iterable[tuple[str, Mapping[str, str]]]
+    ctx: Context, record_noun: Sentence, records: Iterable[tuple[str, Mapping[str, str]]]
 ) -> list[CheckResult]:
     """Re-checking a queued action: has its write already landed? Then find it, never resend.
 
@@ -296,8 +397,14 @@ def not_already_at_provider(
             CheckResult(
                 CheckName.NOT_ALREADY_AT_PROVIDER,
                 False,
-                f"This action already reached {provider}: {record_noun} {', '.join(found)} "
-                f"carries its id {action_id}. Look up its result instead of sending it again.",
+                said(
+                    "This action already reached %(provider)s: %(record)s %(found)s carries "
+                    "its id %(action_id)s. Look up its result instead of sending it again.",
+                    provider=provider,
+                    record=record_noun,
+                    found=", ".join(found),
+                    action_id=action_id,
+                ),
                 facts,
             )
         ]
@@ -305,7 +412,12 @@ def not_already_at_provider(
         CheckResult(
             CheckName.NOT_ALREADY_AT_PROVIDER,
             True,
-            f"No {provider} {record_noun} carries this action's id ({action_id}) yet.",
+            said(
+                "No %(provider)s %(record)s carries this action's id (%(action_id)s) yet.",
+                provider=provider,
+                record=record_noun,
+                action_id=action_id,
+            ),
             facts,
         )
     ]
@@ -314,14 +426,15 @@ def not_already_at_provider(
 def duplicate_check(
     ctx: Context,
     *,
-    what: str,
-    subject: str,
-    provider_matches: list[str],
+    what: Value,
+    subject: Sentence,
+    provider_matches: list[Sentence],
     ids_at_provider: Iterable[str],
 ) -> CheckResult:
     """Same kind, same target, same amount within the duplicate window.
 
-    ``provider_matches`` describes the provider's own records that match (any
+    ``what`` is the amount (or the terms) and ``subject`` where it goes ("on payment
+    pi_123"). ``provider_matches`` describes the provider's own records that match (any
     origin). Our in-flight and past actions are added unless the provider already
     holds their write (``ids_at_provider``): then the provider's record decides,
     so a write that failed there is not a duplicate.
@@ -333,7 +446,11 @@ def duplicate_check(
     skip = set(ids_at_provider)
     matches = list(provider_matches)
     matches += [
-        f"Caseward action {action.action_id}, {action.status.value}"
+        said(
+            "Caseward action %(action_id)s, %(status)s",
+            action_id=action.action_id,
+            status=action.status.value,
+        )
         for action in ctx.in_flight
         if action.kind is proposal.kind
         and action.target == proposal.target
@@ -341,7 +458,11 @@ def duplicate_check(
         and action.action_id not in skip
     ]
     matches += [
-        f"Caseward action {past.action_id}, {past.status.value}"
+        said(
+            "Caseward action %(action_id)s, %(status)s",
+            action_id=past.action_id,
+            status=past.status.value,
+        )
         for past in ctx.history
         if past.kind is proposal.kind
         and past.target == proposal.target
@@ -355,37 +476,61 @@ def duplicate_check(
         "window_seconds": int(window.total_seconds()),
         "amount": None if amount is None else amount.amount,
         "currency": None if amount is None else amount.currency,
-        "matches": matches,
+        "matches": [str(match) for match in matches],
     }
     if matches:
         return CheckResult(
             CheckName.NOT_DUPLICATE,
             False,
-            f"A {ctx.noun} of {what} {subject} already exists within the last {period} "
-            f"({'; '.join(matches)}); the same amount again looks like a duplicate.",
+            said(
+                "A %(kind)s of %(what)s %(subject)s already exists within the last %(period)s "
+                "(%(matches)s); the same amount again looks like a duplicate.",
+                kind=ctx.noun,
+                what=what,
+                subject=subject,
+                period=period,
+                matches=joined(matches),
+            ),
             facts,
         )
     return CheckResult(
         CheckName.NOT_DUPLICATE,
         True,
-        f"No {ctx.noun} of {what} {subject} in the last {period}.",
+        said(
+            "No %(kind)s of %(what)s %(subject)s in the last %(period)s.",
+            kind=ctx.noun,
+            what=what,
+            subject=subject,
+            period=period,
+        ),
         facts,
     )
 
 
-def currency_check(ctx: Context, amount: Money, subject: str, currency: str) -> CheckResult:
+def currency_check(ctx: Context, amount: Money, subject: Sentence, currency: str) -> CheckResult:
     facts = {"requested_currency": amount.currency, "currency": currency}
     if amount.currency == currency:
         return CheckResult(
             CheckName.CURRENCY_MATCHES,
             True,
-            f"The {ctx.noun} and {subject} are both in {currency.upper()}.",
+            said(
+                "The %(kind)s and %(subject)s are both in %(currency)s.",
+                kind=ctx.noun,
+                subject=subject,
+                currency=currency.upper(),
+            ),
             facts,
         )
     return CheckResult(
         CheckName.CURRENCY_MATCHES,
         False,
-        f"The {ctx.noun} is in {amount.currency.upper()} but {subject} is in {currency.upper()}.",
+        said(
+            "The %(kind)s is in %(requested)s but %(subject)s is in %(currency)s.",
+            kind=ctx.noun,
+            requested=amount.currency.upper(),
+            subject=subject,
+            currency=currency.upper(),
+        ),
         facts,
     )
 
@@ -396,18 +541,26 @@ def currency_check(ctx: Context, amount: Money, subject: str, currency: str) -> 
 def cap_checks(ctx: Context, customer: str | None) -> list[CheckResult]:
     """Caps over a trailing period: our past actions + our in-flight ones + this one."""
     return [
-        _cap(ctx, CheckName.CUSTOMER_CAP, "per-customer", ctx.policy.per_customer_cap, customer),
-        _cap(ctx, CheckName.SHOP_CAP, "per-shop", ctx.policy.per_shop_cap, None),
+        _cap(
+            ctx,
+            CheckName.CUSTOMER_CAP,
+            said("per-customer cap"),
+            ctx.policy.per_customer_cap,
+            customer,
+        ),
+        _cap(ctx, CheckName.SHOP_CAP, said("per-shop cap"), ctx.policy.per_shop_cap, None),
     ]
 
 
 def _cap(
-    ctx: Context, name: CheckName, label: str, cap: CapRule | None, customer: str | None
+    ctx: Context, name: CheckName, label: Sentence, cap: CapRule | None, customer: str | None
 ) -> CheckResult:
     per_customer = name is CheckName.CUSTOMER_CAP
     amount = ctx.proposal.amount
     if cap is None:
-        return CheckResult(name, True, f"The shop's policy sets no {label} cap.", {"cap": None})
+        return CheckResult(
+            name, True, said("The shop's policy sets no %(cap)s.", cap=label), {"cap": None}
+        )
     limit = cap.limit
     facts: dict[str, object] = {
         "cap": limit.amount,
@@ -416,7 +569,12 @@ def _cap(
     }
     if ctx.proposal.kind not in MONEY_KINDS or amount is None or amount.amount <= 0:
         return CheckResult(
-            name, True, f"The {label} cap counts money, and this {ctx.noun} moves none.", facts
+            name,
+            True,
+            said(
+                "The %(cap)s counts money, and this %(kind)s moves none.", cap=label, kind=ctx.noun
+            ),
+            facts,
         )
     facts["requested"] = amount.amount
     facts["requested_currency"] = amount.currency
@@ -425,15 +583,24 @@ def _cap(
         return CheckResult(
             name,
             False,
-            f"The {label} cap is set in {limit.currency.upper()}; a "
-            f"{amount.currency.upper()} amount cannot be measured against it.",
+            said(
+                "The %(cap)s is set in %(cap_currency)s; a %(currency)s amount cannot be "
+                "measured against it.",
+                cap=label,
+                cap_currency=limit.currency.upper(),
+                currency=amount.currency.upper(),
+            ),
             facts,
         )
     if per_customer and customer is None:
         return CheckResult(
             name,
             False,
-            f"The {label} cap cannot be applied: the case has no customer at {ctx.provider_label}.",
+            said(
+                "The %(cap)s cannot be applied: the case has no customer at %(provider)s.",
+                cap=label,
+                provider=ctx.provider_label,
+            ),
             facts,
         )
     facts["customer"] = customer
@@ -461,22 +628,46 @@ def _cap(
     )
     total = done + in_flight + amount.amount
     facts.update(done=done, in_flight=in_flight, total=total)
-    whom = f"customer {customer}" if per_customer else "the shop"
+    whom = (
+        said("customer %(customer)s", customer=str(customer)) if per_customer else said("the shop")
+    )
     period = describe_period(cap.period)
     cur = limit.currency
-    breakdown = f"{fmt(done, cur)} done, {fmt(in_flight, cur)} in flight"
+    breakdown = said(
+        "%(done)s done, %(in_flight)s in flight",
+        done=Money(done, cur),
+        in_flight=Money(in_flight, cur),
+    )
     if total > limit.amount:
         return CheckResult(
             name,
             False,
-            f"This {amount.format()} would bring {whom} to {fmt(total, cur)} in the last "
-            f"{period}, above the {label} cap of {limit.format()} ({breakdown}).",
+            said(
+                "This %(amount)s would bring %(whom)s to %(total)s in the last %(period)s, "
+                "above the %(cap)s of %(limit)s (%(breakdown)s).",
+                amount=amount,
+                whom=whom,
+                total=Money(total, cur),
+                period=period,
+                cap=label,
+                limit=limit,
+                breakdown=breakdown,
+            ),
             facts,
         )
     return CheckResult(
         name,
         True,
-        f"This {amount.format()} brings {whom} to {fmt(total, cur)} of the {label} cap of "
-        f"{limit.format()} over the last {period} ({breakdown}).",
+        said(
+            "This %(amount)s brings %(whom)s to %(total)s of the %(cap)s of %(limit)s over "
+            "the last %(period)s (%(breakdown)s).",
+            amount=amount,
+            whom=whom,
+            total=Money(total, cur),
+            cap=label,
+            limit=limit,
+            period=period,
+            breakdown=breakdown,
+        ),
         facts,
     )

@@ -13,17 +13,25 @@ from app.guard._common import (
 )
 from app.guard._context import Context
 from app.guard.verdict import CheckName, CheckResult
+from app.words import Sentence, Value, one_after_another, said, said_n
 from integrations.provider import ACTION_ID_METADATA_KEY, CustomerFacts
 
 _DURATIONS = ("once", "repeating", "forever")
+# How long a discount that is not repeating lasts, in words.
+_LASTS = {"once": said("once"), "forever": said("forever")}
 
 
 def _customer(ctx: Context, customer: CustomerFacts) -> list[CheckResult]:
     return [
         target_exists(
-            ctx, "customer", customer.id, exists=customer.exists, deleted=customer.deleted
+            ctx,
+            said("customer"),
+            said("Customer %(id)s", id=ctx.proposal.target),
+            customer.id,
+            exists=customer.exists,
+            deleted=customer.deleted,
         ),
-        customer_matches(ctx, f"Customer {customer.id}", customer.id),
+        customer_matches(ctx, said("Customer %(id)s", id=customer.id), customer.id),
     ]
 
 
@@ -37,7 +45,12 @@ def credit_checks(ctx: Context, customer: CustomerFacts) -> list[CheckResult]:
     balance_currency = (customer.balance_currency or "").lower()
     if balance_currency:
         results.append(
-            currency_check(ctx, amount, f"customer {customer.id}'s balance", balance_currency)
+            currency_check(
+                ctx,
+                amount,
+                said("customer %(id)s's balance", id=customer.id),
+                balance_currency,
+            )
         )
     else:
         # Stripe sets the balance currency with the first balance transaction.
@@ -45,8 +58,12 @@ def credit_checks(ctx: Context, customer: CustomerFacts) -> list[CheckResult]:
             CheckResult(
                 CheckName.CURRENCY_MATCHES,
                 True,
-                f"Customer {customer.id} has no balance currency yet; this credit sets it to "
-                f"{amount.currency.upper()}.",
+                said(
+                    "Customer %(id)s has no balance currency yet; this credit sets it to "
+                    "%(currency)s.",
+                    id=customer.id,
+                    currency=amount.currency.upper(),
+                ),
                 {"requested_currency": amount.currency, "currency": None},
             )
         )
@@ -54,11 +71,15 @@ def credit_checks(ctx: Context, customer: CustomerFacts) -> list[CheckResult]:
     results.append(
         duplicate_check(
             ctx,
-            what=amount.format(),
-            subject=f"to customer {customer.id}",
+            what=amount,
+            subject=said("to customer %(id)s", id=customer.id),
             # A credit is a negative balance transaction: money owed to the customer.
             provider_matches=[
-                f"{ctx.provider_label} balance transaction {credit.id}"
+                said(
+                    "%(provider)s balance transaction %(credit)s",
+                    provider=ctx.provider_label,
+                    credit=credit.id,
+                )
                 for credit in customer.credits
                 if credit.amount == -amount.amount
                 and credit.currency.lower() == amount.currency
@@ -68,7 +89,9 @@ def credit_checks(ctx: Context, customer: CustomerFacts) -> list[CheckResult]:
         )
     )
     results += not_already_at_provider(
-        ctx, "balance transaction", ((credit.id, credit.metadata) for credit in customer.credits)
+        ctx,
+        said("balance transaction"),
+        ((credit.id, credit.metadata) for credit in customer.credits),
     )
     return results
 
@@ -83,7 +106,12 @@ def discount_checks(ctx: Context, customer: CustomerFacts) -> list[CheckResult]:
     since = ctx.since(ctx.policy.duplicate_window)
     # Provider coupons state no value at risk: a percent discount matches on its percent.
     matches = [
-        f"{ctx.provider_label} promotion code {discount.code} ({discount.id})"
+        said(
+            "%(provider)s promotion code %(code)s (%(discount)s)",
+            provider=ctx.provider_label,
+            code=discount.code,
+            discount=discount.id,
+        )
         for discount in customer.discounts
         if discount.created >= since
         and (
@@ -93,18 +121,24 @@ def discount_checks(ctx: Context, customer: CustomerFacts) -> list[CheckResult]:
             and (discount.currency or "").lower() == amount.currency
         )
     ]
-    what = amount.format() if percent is None else f"{percent}% off (at most {amount.format()})"
+    what: Value = (
+        amount
+        if percent is None
+        else said("%(percent)s%% off (at most %(amount)s)", percent=percent, amount=amount)
+    )
     results.append(
         duplicate_check(
             ctx,
             what=what,
-            subject=f"for customer {customer.id}",
+            subject=said("for customer %(id)s", id=customer.id),
             provider_matches=matches,
             ids_at_provider=_our_ids(discount.metadata for discount in customer.discounts),
         )
     )
     results += not_already_at_provider(
-        ctx, "promotion code", ((discount.id, discount.metadata) for discount in customer.discounts)
+        ctx,
+        said("promotion code"),
+        ((discount.id, discount.metadata) for discount in customer.discounts),
     )
     return results
 
@@ -137,39 +171,75 @@ def _discount_terms(ctx: Context) -> tuple[CheckResult, int | None]:
         "duration_in_months": months,
         "max_percent_off": maximum,
     }
-    problems: list[str] = []
+    problems: list[Sentence] = []
     if (raw_percent is None) == (raw_off is None):
-        problems.append("Give either percent_off or amount_off, exactly one of them.")
+        problems.append(said("Give either percent_off or amount_off, exactly one of them."))
     if raw_percent is not None:
         if percent is None or not 1 <= percent <= 100:
             problems.append(
-                f"percent_off must be a whole number from 1 to 100, not {raw_percent!r}."
+                said(
+                    "percent_off must be a whole number from 1 to 100, not %(value)s.",
+                    value=repr(raw_percent),
+                )
             )
         elif percent > maximum:
-            problems.append(f"A {percent}% discount is above the shop's maximum of {maximum}% off.")
+            problems.append(
+                said(
+                    "A %(percent)s%% discount is above the shop's maximum of %(maximum)s%% off.",
+                    percent=percent,
+                    maximum=maximum,
+                )
+            )
     if raw_off is not None:
         if amount_off is None or amount_off <= 0:
             problems.append(
-                f"amount_off must be a positive whole number of minor units, not {raw_off!r}."
+                said(
+                    "amount_off must be a positive whole number of minor units, not %(value)s.",
+                    value=repr(raw_off),
+                )
             )
         elif amount is not None and amount_off != amount.amount:
+            # Minor units as the proposal writes them: a setting's value, not an amount.
             problems.append(
-                f"amount_off ({amount_off}) does not match the amount {amount.format()} "
-                f"({amount.amount} in minor units)."
+                said(
+                    "amount_off (%(amount_off)s) does not match the amount %(amount)s "
+                    "(%(minor)s in minor units).",
+                    amount_off=str(amount_off),
+                    amount=amount,
+                    minor=str(amount.amount),
+                )
             )
     if duration not in _DURATIONS:
-        problems.append("Say how long the discount lasts: duration once, repeating or forever.")
+        problems.append(
+            said("Say how long the discount lasts: duration once, repeating or forever.")
+        )
     elif duration == "repeating" and (months is None or months < 1):
-        problems.append("A repeating discount needs duration_in_months of at least 1.")
+        problems.append(said("A repeating discount needs duration_in_months of at least 1."))
     elif duration != "repeating" and raw_months is not None:
-        problems.append("duration_in_months only applies to a repeating discount.")
+        problems.append(said("duration_in_months only applies to a repeating discount."))
     if problems:
-        return CheckResult(CheckName.DISCOUNT_TERMS, False, " ".join(problems), facts), None
-    lasts = f"for {months} months" if duration == "repeating" else str(duration)
-    if percent is not None:
-        at_risk = "" if amount is None else f", taking off at most {amount.format()}"
         return CheckResult(
-            CheckName.DISCOUNT_TERMS, True, f"{percent}% off, {lasts}{at_risk}.", facts
-        ), percent
-    off = f"{amount_off} minor units" if amount is None else amount.format()
-    return CheckResult(CheckName.DISCOUNT_TERMS, True, f"{off} off, {lasts}.", facts), None
+            CheckName.DISCOUNT_TERMS, False, one_after_another(problems), facts
+        ), None
+    # The terms are valid here, so months are given exactly when the discount repeats.
+    lasts = (
+        _LASTS[str(duration)]
+        if months is None
+        else said_n("for %(count)s month", "for %(count)s months", months)
+    )
+    if percent is not None:
+        terms = (
+            said("%(percent)s%% off, %(lasts)s.", percent=percent, lasts=lasts)
+            if amount is None
+            else said(
+                "%(percent)s%% off, %(lasts)s, taking off at most %(amount)s.",
+                percent=percent,
+                lasts=lasts,
+                amount=amount,
+            )
+        )
+        return CheckResult(CheckName.DISCOUNT_TERMS, True, terms, facts), percent
+    off: Value = said("%(minor)s minor units", minor=str(amount_off)) if amount is None else amount
+    return CheckResult(
+        CheckName.DISCOUNT_TERMS, True, said("%(off)s off, %(lasts)s.", off=off, lasts=lasts), facts
+    ), None

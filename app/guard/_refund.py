@@ -13,10 +13,11 @@ from app.guard._common import (
     not_already_at_provider,
     target_exists,
 )
-from app.guard._context import Context, day, fmt, moved_money
+from app.guard._context import Context, day, moved_money
 from app.guard.proposal import InFlightAction, LineItemRef, PastAction
 from app.guard.verdict import CheckName, CheckResult
 from app.money import Money
+from app.words import Sentence, joined, one_after_another, said, said_n
 from integrations.provider import (
     ACTION_ID_METADATA_KEY,
     ActionKind,
@@ -86,7 +87,13 @@ class _Ledger:
 def refund_checks(ctx: Context, payment: PaymentFacts) -> list[CheckResult]:
     proposal = ctx.proposal
     results: list[CheckResult] = []
-    exists = target_exists(ctx, "payment", payment.id, exists=payment.exists)
+    exists = target_exists(
+        ctx,
+        said("payment"),
+        said("Payment %(id)s", id=proposal.target),
+        payment.id,
+        exists=payment.exists,
+    )
     results.append(exists)
     if ctx.order is not None:
         results.append(_order_matches(ctx.order, proposal.target))
@@ -97,23 +104,28 @@ def refund_checks(ctx: Context, payment: PaymentFacts) -> list[CheckResult]:
     currency = payment.currency.lower()
     results += [
         _captured(payment),
-        customer_matches(ctx, f"Payment {payment.id}", payment.customer_id),
+        customer_matches(ctx, said("Payment %(id)s", id=payment.id), payment.customer_id),
         _not_disputed(payment),
     ]
     ledger = _Ledger.of(ctx, payment)
     amount = proposal.amount
     if amount is not None:
-        results.append(currency_check(ctx, amount, f"payment {payment.id}", currency))
+        results.append(currency_check(ctx, amount, said("payment %(id)s", id=payment.id), currency))
     if amount is not None and amount.amount > 0 and amount.currency == currency:
         since = ctx.since(ctx.policy.duplicate_window)
         results.append(_remaining(payment, ledger, amount))
         results.append(
             duplicate_check(
                 ctx,
-                what=amount.format(),
-                subject=f"on payment {payment.id}",
+                what=amount,
+                subject=said("on payment %(id)s", id=payment.id),
                 provider_matches=[
-                    f"{ctx.provider_label} refund {refund.id}, {refund.status.value}"
+                    said(
+                        "%(provider)s refund %(refund)s, %(status)s",
+                        provider=ctx.provider_label,
+                        refund=refund.id,
+                        status=refund.status.value,
+                    )
                     for refund in payment.refunds
                     if refund.counts_against_capture
                     and refund.amount == amount.amount
@@ -126,7 +138,7 @@ def refund_checks(ctx: Context, payment: PaymentFacts) -> list[CheckResult]:
     if proposal.line_items:
         results.append(_line_items(ctx, ledger))
     results += not_already_at_provider(
-        ctx, "refund", ((refund.id, refund.metadata) for refund in payment.refunds)
+        ctx, said("refund"), ((refund.id, refund.metadata) for refund in payment.refunds)
     )
     return results
 
@@ -134,14 +146,20 @@ def refund_checks(ctx: Context, payment: PaymentFacts) -> list[CheckResult]:
 def _captured(payment: PaymentFacts) -> CheckResult:
     facts = {"captured": payment.captured, "currency": payment.currency.lower()}
     if payment.captured > 0:
-        captured = fmt(payment.captured, payment.currency)
+        captured = Money(payment.captured, payment.currency)
         return CheckResult(
-            CheckName.CAPTURED, True, f"Payment {payment.id} captured {captured}.", facts
+            CheckName.CAPTURED,
+            True,
+            said("Payment %(id)s captured %(captured)s.", id=payment.id, captured=captured),
+            facts,
         )
     return CheckResult(
         CheckName.CAPTURED,
         False,
-        f"Payment {payment.id} has captured nothing yet, so there is nothing to refund.",
+        said(
+            "Payment %(id)s has captured nothing yet, so there is nothing to refund.",
+            id=payment.id,
+        ),
         facts,
     )
 
@@ -152,11 +170,14 @@ def _not_disputed(payment: PaymentFacts) -> CheckResult:
         return CheckResult(
             CheckName.NOT_DISPUTED,
             False,
-            f"Payment {payment.id} is disputed; a refund has to wait until the dispute is closed.",
+            said(
+                "Payment %(id)s is disputed; a refund has to wait until the dispute is closed.",
+                id=payment.id,
+            ),
             facts,
         )
     return CheckResult(
-        CheckName.NOT_DISPUTED, True, f"Payment {payment.id} is not disputed.", facts
+        CheckName.NOT_DISPUTED, True, said("Payment %(id)s is not disputed.", id=payment.id), facts
     )
 
 
@@ -179,21 +200,32 @@ def _remaining(payment: PaymentFacts, ledger: _Ledger, amount: Money) -> CheckRe
     if ledger.elsewhere:
         facts["refunded_elsewhere"] = [past.action_id for past in ledger.elsewhere]
     cur = amount.currency
-    left = (
-        f"({fmt(max(remaining, 0), cur)} of {fmt(payment.captured, cur)} captured: "
-        f"{fmt(refunded, cur)} refunded, {fmt(in_flight, cur)} in flight)"
+    left = said(
+        "(%(left)s of %(captured)s captured: %(refunded)s refunded, %(in_flight)s in flight)",
+        left=Money(max(remaining, 0), cur),
+        captured=Money(payment.captured, cur),
+        refunded=Money(refunded, cur),
+        in_flight=Money(in_flight, cur),
     )
     if amount.amount > remaining:
         return CheckResult(
             CheckName.REFUNDABLE_REMAINING,
             False,
-            f"Refund of {amount.format()} exceeds what is left to refund {left}.",
+            said(
+                "Refund of %(amount)s exceeds what is left to refund %(left)s.",
+                amount=amount,
+                left=left,
+            ),
             facts,
         )
     return CheckResult(
         CheckName.REFUNDABLE_REMAINING,
         True,
-        f"Refund of {amount.format()} fits in what is left to refund {left}.",
+        said(
+            "Refund of %(amount)s fits in what is left to refund %(left)s.",
+            amount=amount,
+            left=left,
+        ),
         facts,
     )
 
@@ -203,18 +235,29 @@ def _order_matches(order: OrderFacts, target: str) -> CheckResult:
     if order.id == target:
         # A store's own refund (Shopify) names the order itself.
         return CheckResult(
-            CheckName.ORDER_MATCHES, True, f"The refund is of order {order.name} itself.", facts
+            CheckName.ORDER_MATCHES,
+            True,
+            said("The refund is of order %(order)s itself.", order=order.name),
+            facts,
         )
     if order.payment_id is not None and order.payment_id != target:
         return CheckResult(
             CheckName.ORDER_MATCHES,
             False,
-            f"Order {order.name} was paid with {order.payment_id}, not with {target}, "
-            "the payment this refund targets.",
+            said(
+                "Order %(order)s was paid with %(paid_with)s, not with %(target)s, the payment "
+                "this refund targets.",
+                order=order.name,
+                paid_with=order.payment_id,
+                target=target,
+            ),
             facts,
         )
     return CheckResult(
-        CheckName.ORDER_MATCHES, True, f"Order {order.name} goes with payment {target}.", facts
+        CheckName.ORDER_MATCHES,
+        True,
+        said("Order %(order)s goes with payment %(target)s.", order=order.name, target=target),
+        facts,
     )
 
 
@@ -258,8 +301,11 @@ def _line_items(ctx: Context, ledger: _Ledger) -> CheckResult:
         return CheckResult(
             CheckName.LINE_ITEMS,
             False,
-            f"Refunds split by line need the store order, and none was found for payment "
-            f"{proposal.target}.",
+            said(
+                "Refunds split by line need the store order, and none was found for payment "
+                "%(target)s.",
+                target=proposal.target,
+            ),
             {"order": None},
         )
     cur = order.currency.lower()
@@ -269,28 +315,34 @@ def _line_items(ctx: Context, ledger: _Ledger) -> CheckResult:
         return CheckResult(
             CheckName.LINE_ITEMS,
             False,
-            f"Order {order.name} is in {cur.upper()} but the refund is in "
-            f"{amount.currency.upper()}.",
+            said(
+                "Order %(order)s is in %(order_currency)s but the refund is in %(currency)s.",
+                order=order.name,
+                order_currency=cur.upper(),
+                currency=amount.currency.upper(),
+            ),
             facts,
         )
     lines = {line.id: line for line in order.lines}
     recorded, pending = _line_totals(ctx, ledger)
-    problems: list[str] = []
-    fits: list[str] = []
+    problems: list[Sentence] = []
+    fits: list[Sentence] = []
     line_facts: list[dict[str, object]] = []
     seen: set[str] = set()
     for ref in proposal.line_items:
         line = lines.get(ref.line_id)
         if ref.line_id in seen:
-            problems.append(f"Line {ref.line_id} appears twice in the proposal.")
+            problems.append(said("Line %(line)s appears twice in the proposal.", line=ref.line_id))
             continue
         seen.add(ref.line_id)
         if line is None:
-            problems.append(f"Line {ref.line_id} is not on order {order.name}.")
+            problems.append(
+                said("Line %(line)s is not on order %(order)s.", line=ref.line_id, order=order.name)
+            )
             continue
-        label = f"{line.title} (line {line.id})"
+        label = said("%(title)s (line %(line)s)", title=line.title, line=line.id)
         if ref.amount_minor <= 0:
-            problems.append(f"The amount for {label} must be more than zero.")
+            problems.append(said("The amount for %(line)s must be more than zero.", line=label))
             continue
         refunded = max(line.refunded, recorded[line.id])
         in_flight = pending[line.id]
@@ -307,24 +359,42 @@ def _line_items(ctx: Context, ledger: _Ledger) -> CheckResult:
         )
         if ref.amount_minor > left:
             problems.append(
-                f"Refund of {fmt(ref.amount_minor, cur)} for {label} exceeds what is left for "
-                f"that line ({fmt(max(left, 0), cur)} of {fmt(line.paid, cur)} paid: "
-                f"{fmt(refunded, cur)} refunded, {fmt(in_flight, cur)} in flight)."
+                said(
+                    "Refund of %(amount)s for %(line)s exceeds what is left for that line "
+                    "(%(left)s of %(paid)s paid: %(refunded)s refunded, %(in_flight)s in flight).",
+                    amount=Money(ref.amount_minor, cur),
+                    line=label,
+                    left=Money(max(left, 0), cur),
+                    paid=Money(line.paid, cur),
+                    refunded=Money(refunded, cur),
+                    in_flight=Money(in_flight, cur),
+                )
             )
         else:
-            fits.append(f"{label} {fmt(ref.amount_minor, cur)} of {fmt(left, cur)} left")
+            fits.append(
+                said(
+                    "%(line)s %(amount)s of %(left)s left",
+                    line=label,
+                    amount=Money(ref.amount_minor, cur),
+                    left=Money(left, cur),
+                )
+            )
     total = sum(ref.amount_minor for ref in proposal.line_items)
     facts.update(lines=line_facts, lines_total=total)
     if amount is not None and total != amount.amount:
         problems.append(
-            f"The line amounts add up to {fmt(total, cur)} but the refund is {amount.format()}."
+            said(
+                "The line amounts add up to %(total)s but the refund is %(amount)s.",
+                total=Money(total, cur),
+                amount=amount,
+            )
         )
     if problems:
-        return CheckResult(CheckName.LINE_ITEMS, False, " ".join(problems), facts)
+        return CheckResult(CheckName.LINE_ITEMS, False, one_after_another(problems), facts)
     return CheckResult(
         CheckName.LINE_ITEMS,
         True,
-        f"Each line fits in what is left for it: {'; '.join(fits)}.",
+        said("Each line fits in what is left for it: %(fits)s.", fits=joined(fits)),
         facts,
     )
 
@@ -334,21 +404,27 @@ def _refund_window(ctx: Context) -> CheckResult:
     facts: dict[str, object] = {"refund_window_days": days}
     if days is None:
         return CheckResult(
-            CheckName.REFUND_WINDOW, True, "The shop's policy sets no refund window.", facts
+            CheckName.REFUND_WINDOW, True, said("The shop's policy sets no refund window."), facts
         )
     order = ctx.order
     if order is None:
         return CheckResult(
             CheckName.REFUND_WINDOW,
             False,
-            f"The shop's policy allows refunds within {days} days of delivery, and no store "
-            f"order was found for payment {ctx.proposal.target} to tell when it was delivered.",
+            said_n(
+                "The shop's policy allows refunds within %(count)s day of delivery, and no "
+                "store order was found for payment %(target)s to tell when it was delivered.",
+                "The shop's policy allows refunds within %(count)s days of delivery, and no "
+                "store order was found for payment %(target)s to tell when it was delivered.",
+                days,
+                target=ctx.proposal.target,
+            ),
             facts,
         )
     event, start = (
-        ("delivered", order.delivered_at)
+        (said("delivered"), order.delivered_at)
         if order.delivered_at is not None
-        else ("fulfilled", order.fulfilled_at)
+        else (said("fulfilled"), order.fulfilled_at)
     )
     facts.update(
         delivered_at=None if order.delivered_at is None else order.delivered_at.isoformat(),
@@ -358,8 +434,12 @@ def _refund_window(ctx: Context) -> CheckResult:
         return CheckResult(
             CheckName.REFUND_WINDOW,
             True,
-            f"Order {order.name} has not been fulfilled yet, so the {days}-day refund window "
-            "has not started.",
+            said(
+                "Order %(order)s has not been fulfilled yet, so the %(days)s-day refund window "
+                "has not started.",
+                order=order.name,
+                days=days,
+            ),
             facts,
         )
     closes = start + timedelta(days=days)
@@ -368,14 +448,28 @@ def _refund_window(ctx: Context) -> CheckResult:
         return CheckResult(
             CheckName.REFUND_WINDOW,
             False,
-            f"Order {order.name} was {event} on {day(start)}; the {days}-day refund window "
-            f"closed on {day(closes)}.",
+            said(
+                "Order %(order)s was %(event)s on %(start)s; the %(days)s-day refund window "
+                "closed on %(closes)s.",
+                order=order.name,
+                event=event,
+                start=day(start),
+                days=days,
+                closes=day(closes),
+            ),
             facts,
         )
     return CheckResult(
         CheckName.REFUND_WINDOW,
         True,
-        f"Order {order.name} was {event} on {day(start)}; the {days}-day refund window is "
-        f"open until {day(closes)}.",
+        said(
+            "Order %(order)s was %(event)s on %(start)s; the %(days)s-day refund window is "
+            "open until %(closes)s.",
+            order=order.name,
+            event=event,
+            start=day(start),
+            days=days,
+            closes=day(closes),
+        ),
         facts,
     )

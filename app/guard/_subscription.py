@@ -5,6 +5,7 @@ from __future__ import annotations
 from app.guard._common import customer_matches, target_exists
 from app.guard._context import Context, day
 from app.guard.verdict import CheckName, CheckResult
+from app.words import Sentence, Value, joined, joined_by_and, one_after_another, said
 from integrations.provider import SubscriptionFacts
 
 _ENDED = frozenset({"canceled", "incomplete_expired"})
@@ -15,14 +16,26 @@ Items = tuple[tuple[str, int], ...]
 
 def _subscription(ctx: Context, subscription: SubscriptionFacts) -> list[CheckResult]:
     return [
-        target_exists(ctx, "subscription", subscription.id, exists=subscription.exists),
-        customer_matches(ctx, f"Subscription {subscription.id}", subscription.customer_id),
+        target_exists(
+            ctx,
+            said("subscription"),
+            said("Subscription %(id)s", id=ctx.proposal.target),
+            subscription.id,
+            exists=subscription.exists,
+        ),
+        customer_matches(
+            ctx, said("Subscription %(id)s", id=subscription.id), subscription.customer_id
+        ),
     ]
 
 
-def _period_end(subscription: SubscriptionFacts) -> str:
+def _period_end(subscription: SubscriptionFacts) -> Sentence:
     end = subscription.current_period_end
-    return "the end of the period" if end is None else f"the end of the period ({day(end)})"
+    return (
+        said("the end of the period")
+        if end is None
+        else said("the end of the period (%(day)s)", day=day(end))
+    )
 
 
 def cancel_checks(ctx: Context, subscription: SubscriptionFacts) -> list[CheckResult]:
@@ -36,14 +49,21 @@ def cancel_checks(ctx: Context, subscription: SubscriptionFacts) -> list[CheckRe
             CheckResult(
                 CheckName.NOT_CANCELED,
                 False,
-                f"Subscription {sub} has already ended ({subscription.status}).",
+                said(
+                    "Subscription %(id)s has already ended (%(status)s).",
+                    id=sub,
+                    status=subscription.status,
+                ),
                 facts,
             )
         )
     else:
         results.append(
             CheckResult(
-                CheckName.NOT_CANCELED, True, f"Subscription {sub} is {subscription.status}.", facts
+                CheckName.NOT_CANCELED,
+                True,
+                said("Subscription %(id)s is %(status)s.", id=sub, status=subscription.status),
+                facts,
             )
         )
     results.append(_cancel_timing(ctx, subscription))
@@ -59,26 +79,39 @@ def _cancel_timing(ctx: Context, subscription: SubscriptionFacts) -> CheckResult
     }
     sub = subscription.id
     if not isinstance(at_period_end, bool):
-        given = "" if at_period_end is None else f" (the proposal says {at_period_end!r})"
-        return CheckResult(
-            CheckName.CANCEL_TIMING,
-            False,
-            "Say whether to cancel now or at the end of the period (at_period_end true or "
-            f"false){given}; cancelling now is immediate and final.",
-            facts,
+        ask = (
+            said(
+                "Say whether to cancel now or at the end of the period (at_period_end true or "
+                "false); cancelling now is immediate and final."
+            )
+            if at_period_end is None
+            else said(
+                "Say whether to cancel now or at the end of the period (at_period_end true or "
+                "false) (the proposal says %(value)s); cancelling now is immediate and final.",
+                value=repr(at_period_end),
+            )
         )
+        return CheckResult(CheckName.CANCEL_TIMING, False, ask, facts)
     if at_period_end and subscription.cancel_at_period_end:
         return CheckResult(
             CheckName.CANCEL_TIMING,
             False,
-            f"Subscription {sub} is already set to cancel at {_period_end(subscription)}; "
-            "there is nothing to change.",
+            said(
+                "Subscription %(id)s is already set to cancel at %(end)s; there is nothing to "
+                "change.",
+                id=sub,
+                end=_period_end(subscription),
+            ),
             facts,
         )
     if at_period_end:
-        reason = f"Subscription {sub} will cancel at {_period_end(subscription)}."
+        reason = said(
+            "Subscription %(id)s will cancel at %(end)s.", id=sub, end=_period_end(subscription)
+        )
     else:
-        reason = f"Subscription {sub} will be canceled now; this is immediate and final."
+        reason = said(
+            "Subscription %(id)s will be canceled now; this is immediate and final.", id=sub
+        )
     return CheckResult(CheckName.CANCEL_TIMING, True, reason, facts)
 
 
@@ -93,7 +126,7 @@ def change_checks(ctx: Context, subscription: SubscriptionFacts) -> list[CheckRe
             CheckResult(
                 CheckName.SUBSCRIPTION_ACTIVE,
                 True,
-                f"Subscription {subscription.id} is {status}.",
+                said("Subscription %(id)s is %(status)s.", id=subscription.id, status=status),
                 facts,
             )
         )
@@ -102,8 +135,12 @@ def change_checks(ctx: Context, subscription: SubscriptionFacts) -> list[CheckRe
             CheckResult(
                 CheckName.SUBSCRIPTION_ACTIVE,
                 False,
-                f"Subscription {subscription.id} is {status}; only active or trialing "
-                "subscriptions can be changed.",
+                said(
+                    "Subscription %(id)s is %(status)s; only active or trialing subscriptions "
+                    "can be changed.",
+                    id=subscription.id,
+                    status=status,
+                ),
                 facts,
             )
         )
@@ -114,8 +151,9 @@ def change_checks(ctx: Context, subscription: SubscriptionFacts) -> list[CheckRe
     return results
 
 
-def _describe(items: Items) -> str:
-    return ", ".join(f"{price} x {quantity}" for price, quantity in items) or "no items"
+def _describe(items: Items) -> Value:
+    """Price ids and quantities, as the provider names them; or that there are none."""
+    return ", ".join(f"{price} x {quantity}" for price, quantity in items) or said("no items")
 
 
 def _change_terms(ctx: Context) -> tuple[CheckResult, Items | None, bool | None]:
@@ -123,12 +161,16 @@ def _change_terms(ctx: Context) -> tuple[CheckResult, Items | None, bool | None]
     params = ctx.proposal.params
     raw_items = params.get("items")
     toggle = params.get("cancel_at_period_end")
-    problems: list[str] = []
+    problems: list[Sentence] = []
     items: list[tuple[str, int]] = []
     if raw_items is None and toggle is None:
-        problems.append("Say what to change: items (price and quantity) or cancel_at_period_end.")
+        problems.append(
+            said("Say what to change: items (price and quantity) or cancel_at_period_end.")
+        )
     if toggle is not None and not isinstance(toggle, bool):
-        problems.append(f"cancel_at_period_end must be true or false, not {toggle!r}.")
+        problems.append(
+            said("cancel_at_period_end must be true or false, not %(value)s.", value=repr(toggle))
+        )
     if raw_items is not None:
         problems += _parse_items(raw_items, items)
     facts = {
@@ -136,12 +178,16 @@ def _change_terms(ctx: Context) -> tuple[CheckResult, Items | None, bool | None]
         "cancel_at_period_end": toggle if isinstance(toggle, bool) else None,
     }
     if problems:
-        return CheckResult(CheckName.CHANGE_TERMS, False, " ".join(problems), facts), None, None
+        return (
+            CheckResult(CheckName.CHANGE_TERMS, False, one_after_another(problems), facts),
+            None,
+            None,
+        )
     wanted = tuple(sorted(items)) if raw_items is not None else None
-    parts = [] if wanted is None else [f"items {_describe(wanted)}"]
+    parts = [] if wanted is None else [said("items %(items)s", items=_describe(wanted))]
     if isinstance(toggle, bool):
-        parts.append(f"cancel_at_period_end {str(toggle).lower()}")
-    reason = f"The change asks for {' and '.join(parts)}."
+        parts.append(said("cancel_at_period_end %(value)s", value=str(toggle).lower()))
+    reason = said("The change asks for %(parts)s.", parts=joined_by_and(parts))
     return (
         CheckResult(CheckName.CHANGE_TERMS, True, reason, facts),
         wanted,
@@ -149,9 +195,11 @@ def _change_terms(ctx: Context) -> tuple[CheckResult, Items | None, bool | None]
     )
 
 
-def _parse_items(raw: object, into: list[tuple[str, int]]) -> list[str]:
+def _parse_items(raw: object, into: list[tuple[str, int]]) -> list[Sentence]:
     """Fill ``into`` with (price_id, quantity) pairs; return what is wrong with ``raw``."""
-    shape = "items must be a list of (price_id, quantity) pairs with a quantity of at least 1."
+    shape = said(
+        "items must be a list of (price_id, quantity) pairs with a quantity of at least 1."
+    )
     if not isinstance(raw, tuple) or not raw:
         return [shape]
     prices: set[str] = set()
@@ -164,7 +212,7 @@ def _parse_items(raw: object, into: list[tuple[str, int]]) -> list[str]:
         if not isinstance(quantity, int) or quantity < 1:
             return [shape]
         if price in prices:
-            return [f"Price {price} appears twice in items."]
+            return [said("Price %(price)s appears twice in items.", price=price)]
         prices.add(price)
         into.append((price, quantity))
     return []
@@ -174,37 +222,53 @@ def _change_differs(
     subscription: SubscriptionFacts, items: Items | None, cancel_at_period_end: bool | None
 ) -> CheckResult:
     current = tuple(sorted((item.price_id, item.quantity) for item in subscription.items))
-    changes: list[str] = []
-    same: list[str] = []
+    changes: list[Sentence] = []
+    same: list[Sentence] = []
     if items is not None:
-        described = f"items {_describe(current)}"
+        described = _describe(current)
         if items != current:
-            changes.append(f"{described} → {_describe(items)}")
+            changes.append(
+                said("items %(items)s → %(wanted)s", items=described, wanted=_describe(items))
+            )
         else:
-            same.append(described)
+            same.append(said("items %(items)s", items=described))
     if cancel_at_period_end is not None:
         now = str(subscription.cancel_at_period_end).lower()
         if cancel_at_period_end != subscription.cancel_at_period_end:
-            changes.append(f"cancel_at_period_end {now} → {str(cancel_at_period_end).lower()}")
+            changes.append(
+                said(
+                    "cancel_at_period_end %(value)s → %(wanted)s",
+                    value=now,
+                    wanted=str(cancel_at_period_end).lower(),
+                )
+            )
         else:
-            same.append(f"cancel_at_period_end {now}")
+            same.append(said("cancel_at_period_end %(value)s", value=now))
     facts = {
         "current_items": [list(item) for item in current],
         "current_cancel_at_period_end": subscription.cancel_at_period_end,
-        "changes": changes,
+        "changes": [str(change) for change in changes],
     }
     sub = subscription.id
     if changes:
         return CheckResult(
             CheckName.CHANGE_DIFFERS,
             True,
-            f"The change differs from subscription {sub} as it is: {'; '.join(changes)}.",
+            said(
+                "The change differs from subscription %(id)s as it is: %(changes)s.",
+                id=sub,
+                changes=joined(changes),
+            ),
             facts,
         )
     return CheckResult(
         CheckName.CHANGE_DIFFERS,
         False,
-        f"The change matches subscription {sub} as it is ({'; '.join(same)}); "
-        "there is nothing to change.",
+        said(
+            "The change matches subscription %(id)s as it is (%(same)s); there is nothing to "
+            "change.",
+            id=sub,
+            same=joined(same),
+        ),
         facts,
     )

@@ -7,13 +7,15 @@ from datetime import datetime
 from typing import TypeVar
 
 from app.guard._common import cap_checks, shop_checks
-from app.guard._context import MONEY_KINDS, Context, fmt
+from app.guard._context import MONEY_KINDS, Context
 from app.guard._customer import credit_checks, discount_checks
 from app.guard._refund import refund_checks
 from app.guard._subscription import cancel_checks, change_checks
 from app.guard.policy import PolicyRules, ShopSwitches
 from app.guard.proposal import InFlightAction, PastAction, ProposedAction
 from app.guard.verdict import CheckResult, Outcome, Verdict
+from app.money import Money
+from app.words import said, said_n
 from integrations.provider import (
     ActionKind,
     CustomerFacts,
@@ -99,35 +101,48 @@ def _decide(ctx: Context, checks: tuple[CheckResult, ...]) -> Verdict:
     failed = sum(1 for check in checks if not check.passed)
     if failed:
         outcome = Outcome.BLOCKED
-        why = f"Nobody can approve this while {failed} of {len(checks)} checks fail."
+        why = said_n(
+            "Nobody can approve this while %(count)s of %(total)s checks fail.",
+            "Nobody can approve this while %(count)s of %(total)s checks fail.",
+            failed,
+            total=len(checks),
+        )
     elif amount is None:
-        why = f"One person must approve: a {ctx.noun} is never approved automatically."
+        why = said(
+            "One person must approve: a %(kind)s is never approved automatically.", kind=ctx.noun
+        )
     elif two_people:
         assert threshold is not None
-        why = (
-            f"Two people must approve: {amount.format()} is above the two-person threshold "
-            f"of {fmt(threshold, amount.currency)}."
+        why = said(
+            "Two people must approve: %(amount)s is above the two-person threshold of "
+            "%(threshold)s.",
+            amount=amount,
+            threshold=Money(threshold, amount.currency),
         )
     elif ceiling is None:
-        why = (
+        why = said(
             "One person must approve: the shop's policy sets no auto-approve ceiling for "
-            f"{amount.currency.upper()}."
+            "%(currency)s.",
+            currency=amount.currency.upper(),
         )
     elif amount.amount > ceiling:
-        why = (
-            f"One person must approve: {amount.format()} is above the auto-approve ceiling "
-            f"of {fmt(ceiling, amount.currency)}."
+        why = said(
+            "One person must approve: %(amount)s is above the auto-approve ceiling of %(ceiling)s.",
+            amount=amount,
+            ceiling=Money(ceiling, amount.currency),
         )
     else:
         outcome, approvals = Outcome.ALLOWED_BY_POLICY, 0
-        why = (
-            f"Allowed by the shop's policy: {amount.format()} is within the auto-approve "
-            f"ceiling of {fmt(ceiling, amount.currency)}."
+        why = said(
+            "Allowed by the shop's policy: %(amount)s is within the auto-approve ceiling of "
+            "%(ceiling)s.",
+            amount=amount,
+            ceiling=Money(ceiling, amount.currency),
         )
     return Verdict(
         outcome=outcome,
         checks=checks,
         approvals_required=approvals,
         policy_version=policy.version,
-        approval_reason=why,
+        approval_said=why,
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from app.words import Sentence, said
+
 
 class IdentityLevel(StrEnum):
     """Ordered: ``none`` < ``claim`` < ``medium`` < ``strong``.
@@ -23,7 +25,7 @@ class IdentityLevel(StrEnum):
         return _RANK[self]
 
     @property
-    def description(self) -> str:
+    def description(self) -> Sentence:
         """What the level means, for reasons a support agent reads."""
         return _DESCRIPTION[self]
 
@@ -49,10 +51,10 @@ def _rank_of(other: object) -> int:
 
 _RANK = {level: rank for rank, level in enumerate(IdentityLevel)}
 _DESCRIPTION = {
-    IdentityLevel.NONE: "not identified",
-    IdentityLevel.CLAIM: "an order number typed into chat",
-    IdentityLevel.MEDIUM: "the helpdesk sender's email matches the order's email",
-    IdentityLevel.STRONG: (
+    IdentityLevel.NONE: said("not identified"),
+    IdentityLevel.CLAIM: said("an order number typed into chat"),
+    IdentityLevel.MEDIUM: said("the helpdesk sender's email matches the order's email"),
+    IdentityLevel.STRONG: said(
         "a logged-in storefront customer or a one-time code sent to the order's email"
     ),
 }

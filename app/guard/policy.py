@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from app.guard.identity import IdentityLevel
 from app.money import Money, MoneyError, normalise_currency
+from app.words import Sentence, said, said_n
 from integrations.provider import ActionKind
 
 DEFAULT_DUPLICATE_WINDOW = timedelta(hours=72)
@@ -37,12 +38,17 @@ E = TypeVar("E", bound=StrEnum)
 
 
 class PolicyError(ValueError):
-    """A policy value that cannot be used; ``field`` names it (dotted for nested values)."""
+    """A policy value that cannot be used; ``field`` names it (dotted for nested values).
 
-    def __init__(self, field: str, reason: str) -> None:
+    ``sentence`` says what is wrong with it, for the owner saving the policy in their own
+    language; ``reason`` is its English.
+    """
+
+    def __init__(self, field: str, reason: str | Sentence) -> None:
         super().__init__(f"{field}: {reason}")
         self.field = field
-        self.reason = reason
+        self.reason = str(reason)
+        self.sentence = reason if isinstance(reason, Sentence) else Sentence(self.reason)
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,9 @@ class PolicyRules:
         _require_int(self.version, "version", minimum=1, maximum=MAX_AMOUNT)
         for kind in self.enabled_kinds:
             if not isinstance(kind, ActionKind):
-                raise PolicyError("enabled_kinds", f"{kind!r} is not an action kind")
+                raise PolicyError(
+                    "enabled_kinds", said("%(value)s is not an action kind", value=repr(kind))
+                )
         set_ = object.__setattr__
         set_(
             self,
@@ -142,10 +150,10 @@ class PolicyRules:
         """Read :meth:`to_dict` output. Missing keys take defaults; unknown keys are refused
         (a misspelt rule must not silently be no rule)."""
         if not isinstance(data, Mapping):
-            raise PolicyError("policy", "must be a JSON object")
+            raise PolicyError("policy", said("must be a JSON object"))
         unknown = sorted(set(data) - _KEYS)
         if unknown:
-            raise PolicyError(unknown[0], "is not a policy setting")
+            raise PolicyError(unknown[0], said("is not a policy setting"))
         values: dict[str, Any] = {}
         for key, (attribute, parse) in _PARSERS.items():
             if key in data:
@@ -156,27 +164,61 @@ class PolicyRules:
 # ---------------------------------------------------------------- validation
 
 
+# Numbers in these errors are shown as the owner wrote them (and as the settings take
+# them), without a locale's grouping: 2147483647, not 2,147,483,647.
+
+
 def _require_int(value: object, name: str, *, minimum: int, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise PolicyError(name, f"must be a whole number, got {value!r}")
+        raise PolicyError(name, said("must be a whole number, got %(value)s", value=repr(value)))
     if value < minimum:
-        raise PolicyError(name, f"must be at least {minimum}, got {value}")
+        raise PolicyError(
+            name,
+            said(
+                "must be at least %(minimum)s, got %(value)s",
+                minimum=str(minimum),
+                value=str(value),
+            ),
+        )
     if maximum is not None and value > maximum:
-        raise PolicyError(name, f"must be at most {maximum}, got {value}")
+        raise PolicyError(
+            name,
+            said(
+                "must be at most %(maximum)s, got %(value)s",
+                maximum=str(maximum),
+                value=str(value),
+            ),
+        )
     return value
 
 
 def _require_period(value: object, name: str) -> None:
     if not isinstance(value, timedelta) or value <= timedelta(0) or value % _SECOND:
-        raise PolicyError(name, f"must be a positive whole number of seconds, got {value!r}")
+        raise PolicyError(
+            name,
+            said("must be a positive whole number of seconds, got %(value)s", value=repr(value)),
+        )
     if value > MAX_PERIOD:
-        raise PolicyError(name, f"must be at most {_seconds(MAX_PERIOD)} seconds (366 days)")
+        raise PolicyError(
+            name,
+            said(
+                "must be at most %(seconds)s seconds (366 days)",
+                seconds=str(_seconds(MAX_PERIOD)),
+            ),
+        )
 
 
 def _require_reasons(values: Iterable[object], name: str) -> None:
     reasons = list(values)
     if len(reasons) > MAX_REASONS:
-        raise PolicyError(name, f"may list at most {MAX_REASONS} reasons")
+        raise PolicyError(
+            name,
+            said_n(
+                "may list at most %(count)s reason",
+                "may list at most %(count)s reasons",
+                MAX_REASONS,
+            ),
+        )
     for reason in reasons:
         if (
             not isinstance(reason, str)
@@ -185,17 +227,28 @@ def _require_reasons(values: Iterable[object], name: str) -> None:
             or not reason.isprintable()
         ):
             raise PolicyError(
-                name, f"{reason!r} is not a reason (printable text of 1 to 255 characters)"
+                name,
+                said(
+                    "%(value)s is not a reason (printable text of 1 to 255 characters)",
+                    value=repr(reason),
+                ),
             )
 
 
 def _currency(code: object, name: str) -> str:
     if not isinstance(code, str):
-        raise PolicyError(name, f"{code!r} is not a currency code")
+        raise PolicyError(name, said("%(value)s is not a currency code", value=repr(code)))
     try:
         return normalise_currency(code)
     except MoneyError as exc:
-        raise PolicyError(name, str(exc)) from exc
+        # The only currency error: a code ISO 4217 does not list.
+        raise PolicyError(
+            name,
+            said(
+                "unknown currency %(value)s: expected an ISO 4217 code such as 'usd'",
+                value=repr(code),
+            ),
+        ) from exc
 
 
 def _currency_map(values: Mapping[str, int], name: str) -> Mapping[str, int]:
@@ -210,11 +263,22 @@ def _min_identity(values: Mapping[ActionKind, IdentityLevel]) -> Mapping[ActionK
     result = dict(_default_min_identity())
     for kind, level in values.items():
         if not isinstance(kind, ActionKind) or not isinstance(level, IdentityLevel):
-            raise PolicyError("min_identity", f"{kind!r}: {level!r} is not a kind and a level")
+            raise PolicyError(
+                "min_identity",
+                said(
+                    "%(kind)s: %(level)s is not a kind and a level",
+                    kind=repr(kind),
+                    level=repr(level),
+                ),
+            )
         if level < LOWEST_MIN_IDENTITY:
             raise PolicyError(
                 f"min_identity.{kind.value}",
-                f"cannot be below {LOWEST_MIN_IDENTITY.value}: {level.value} is not identity",
+                said(
+                    "cannot be below %(lowest)s: %(level)s is not identity",
+                    lowest=LOWEST_MIN_IDENTITY.value,
+                    level=level.value,
+                ),
             )
         result[kind] = level
     return MappingProxyType(result)
@@ -239,18 +303,18 @@ def _cap_to_dict(cap: CapRule | None) -> dict[str, Any] | None:
 
 def _parse_list(value: object, name: str) -> list[object]:
     if not isinstance(value, list):
-        raise PolicyError(name, f"must be a list, got {value!r}")
+        raise PolicyError(name, said("must be a list, got %(value)s", value=repr(value)))
     return value
 
 
-def _parse_enum(enum: type[E], value: object, name: str, what: str) -> E:
+def _parse_enum(enum: type[E], value: object, name: str, what: Sentence) -> E:
     if isinstance(value, str) and value in enum._value2member_map_:
         return enum(value)
-    raise PolicyError(name, f"{value!r} is not {what}")
+    raise PolicyError(name, said("%(value)s is not %(what)s", value=repr(value), what=what))
 
 
 def _parse_kind(value: object, name: str) -> ActionKind:
-    return _parse_enum(ActionKind, value, name, "an action kind")
+    return _parse_enum(ActionKind, value, name, said("an action kind"))
 
 
 def _parse_kinds(value: object, name: str) -> frozenset[ActionKind]:
@@ -259,7 +323,7 @@ def _parse_kinds(value: object, name: str) -> frozenset[ActionKind]:
 
 def _parse_object(value: object, name: str) -> Mapping[object, object]:
     if not isinstance(value, Mapping):
-        raise PolicyError(name, f"must be an object, got {value!r}")
+        raise PolicyError(name, said("must be an object, got %(value)s", value=repr(value)))
     return value
 
 
@@ -278,10 +342,10 @@ def _parse_cap(value: object, name: str) -> CapRule | None:
     parsed = _parse_object(value, name)
     unknown = sorted(str(key) for key in set(parsed) - {"amount", "currency", "period_seconds"})
     if unknown:
-        raise PolicyError(f"{name}.{unknown[0]}", "is not a cap setting")
+        raise PolicyError(f"{name}.{unknown[0]}", said("is not a cap setting"))
     for key in ("amount", "currency", "period_seconds"):
         if key not in parsed:
-            raise PolicyError(f"{name}.{key}", "is required")
+            raise PolicyError(f"{name}.{key}", said("is required"))
     amount = _require_int(parsed["amount"], f"{name}.amount", minimum=1, maximum=MAX_AMOUNT)
     currency = _currency(parsed["currency"], f"{name}.currency")
     period = _parse_seconds(parsed["period_seconds"], f"{name}.period_seconds")
@@ -301,7 +365,7 @@ def _parse_min_identity(value: object, name: str) -> Mapping[ActionKind, Identit
     for kind, level in _parse_object(value, name).items():
         parsed_kind = _parse_kind(kind, name)
         result[parsed_kind] = _parse_enum(
-            IdentityLevel, level, f"{name}.{kind}", "an identity level"
+            IdentityLevel, level, f"{name}.{kind}", said("an identity level")
         )
     return result
 

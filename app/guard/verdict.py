@@ -1,4 +1,10 @@
-"""What the guard answers: every check with its reason and facts, and one outcome."""
+"""What the guard answers: every check with its reason and facts, and one outcome.
+
+Reasons are :class:`~app.words.Sentence` values, so a page says them in its reader's
+language; ``reason`` and ``approval_reason`` are their English, which records, logs and
+the JSON API carry. A verdict stored before sentences were kept has only the English,
+and reads back as a sentence of that English.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
+
+from app.words import Sentence
 
 
 class Outcome(StrEnum):
@@ -52,7 +60,7 @@ class CheckName(StrEnum):
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check: passed or not, a sentence for a support agent, and the facts it used.
+    """One check: passed or not, what it says to a support agent, and the facts it used.
 
     Facts hold JSON values only: amounts as minor units next to a ``currency``,
     times as ISO 8601 strings.
@@ -60,18 +68,23 @@ class CheckResult:
 
     name: str
     passed: bool
-    reason: str
+    said: Sentence
     facts: Mapping[str, object] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+
+    @property
+    def reason(self) -> str:
+        """What the check says, in English."""
+        return str(self.said)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
         return cls(
             name=str(data["name"]),
             passed=bool(data["passed"]),
-            reason=str(data["reason"]),
+            said=_stored_sentence(data.get("said"), data["reason"]),
             facts=dict(data["facts"]),
         )
 
@@ -80,6 +93,7 @@ class CheckResult:
             "name": str(self.name),
             "passed": self.passed,
             "reason": self.reason,
+            "said": self.said.to_dict(),
             "facts": dict(self.facts),
         }
 
@@ -97,7 +111,12 @@ class Verdict:
     checks: tuple[CheckResult, ...]
     approvals_required: int
     policy_version: int
-    approval_reason: str
+    approval_said: Sentence
+
+    @property
+    def approval_reason(self) -> str:
+        """Why this many approvals (or none, or blocked), in English."""
+        return str(self.approval_said)
 
     @property
     def failed(self) -> tuple[CheckResult, ...]:
@@ -120,6 +139,7 @@ class Verdict:
             "outcome": self.outcome.value,
             "approvals_required": self.approvals_required,
             "approval_reason": self.approval_reason,
+            "approval_said": self.approval_said.to_dict(),
             "policy_version": self.policy_version,
             "checks": [check.to_dict() for check in self.checks],
         }
@@ -132,5 +152,11 @@ class Verdict:
             checks=tuple(CheckResult.from_dict(check) for check in data["checks"]),
             approvals_required=int(data["approvals_required"]),
             policy_version=int(data["policy_version"]),
-            approval_reason=str(data["approval_reason"]),
+            approval_said=_stored_sentence(data.get("approval_said"), data["approval_reason"]),
         )
+
+
+def _stored_sentence(stored: Mapping[str, Any] | None, english: object) -> Sentence:
+    """The stored sentence; a verdict stored before sentences were kept has only its
+    English, which then reads as written (and in any language a catalogue gives it)."""
+    return Sentence.from_dict(stored) if stored else Sentence(str(english))

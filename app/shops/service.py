@@ -14,6 +14,7 @@ from app.actors import Actor, ActorKind
 from app.errors import Forbidden, InvalidInput, NotFound
 from app.guard import PolicyError, PolicyRules, ShopSwitches
 from app.shops.models import Shop, ShopPolicy, StaffMember, StaffRole
+from app.words import Code, Sentence, said
 
 
 def get_shop(session: Session, shop_id: uuid.UUID, *, for_update: bool = False) -> Shop:
@@ -22,7 +23,7 @@ def get_shop(session: Session, shop_id: uuid.UUID, *, for_update: bool = False) 
         query = query.with_for_update()
     shop = session.scalars(query).one_or_none()
     if shop is None:
-        raise NotFound("shop not found")
+        raise NotFound(said("shop not found"))
     return shop
 
 
@@ -46,12 +47,12 @@ def current_policy(session: Session, shop_id: uuid.UUID) -> PolicyRules:
 def save_policy(
     session: Session, *, shop: Shop, actor: Actor, rules: dict[str, Any], now: datetime
 ) -> PolicyRules:
-    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "change the shop's policy")
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, said("change the shop's policy"))
     previous = current_policy(session, shop.id)
     try:
         policy = PolicyRules.from_dict({**rules, "version": previous.version + 1})
     except PolicyError as exc:
-        raise InvalidInput(exc.reason, field=f"rules.{exc.field}") from exc
+        raise InvalidInput(exc.sentence, field=f"rules.{exc.field}") from exc
     stored = policy.to_dict()
     session.add(
         ShopPolicy(
@@ -80,15 +81,33 @@ def staff_member(session: Session, shop_id: uuid.UUID, user_id: str) -> StaffMem
 
 
 def require_role(
-    session: Session, shop_id: uuid.UUID, actor: Actor, roles: tuple[str, ...], doing: str
+    session: Session,
+    shop_id: uuid.UUID,
+    actor: Actor,
+    roles: tuple[str, ...],
+    doing: Sentence,
 ) -> StaffMember:
-    """Deny by default: an actor without a role in this shop may do nothing."""
+    """Deny by default: an actor without a role in this shop may do nothing. ``doing``
+    completes "may not ...": a sentence such as ``said("manage staff")``."""
     member = staff_member(session, shop_id, actor.id) if actor.kind is ActorKind.STAFF else None
     if member is None:
-        raise Forbidden(f"{actor.ref} has no role in this shop and may not {doing}", code="no_role")
+        raise Forbidden(
+            said(
+                "%(actor)s has no role in this shop and may not %(doing)s",
+                actor=actor.ref,
+                doing=doing,
+            ),
+            code="no_role",
+        )
     if member.role not in roles:
         raise Forbidden(
-            f"{actor.ref} is a {member.role} and may not {doing}", code="role_not_allowed"
+            said(
+                "%(actor)s is a %(role)s and may not %(doing)s",
+                actor=actor.ref,
+                role=Code("role", member.role),
+                doing=doing,
+            ),
+            code="role_not_allowed",
         )
     return member
 
@@ -97,7 +116,7 @@ def set_writes_enabled(
     session: Session, *, shop: Shop, actor: Actor, enabled: bool, now: datetime
 ) -> None:
     """Protection mode: only a signed-in owner turns provider writes on (or off again)."""
-    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "change protection mode")
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, said("change protection mode"))
     shop.writes_enabled = enabled
     shop.writes_enabled_by = actor.ref if enabled else None
     shop.writes_enabled_at = now if enabled else None
@@ -115,7 +134,7 @@ def set_kill_switch(
 ) -> None:
     """Any approver may stop everything; only an owner may start it again."""
     roles = StaffRole.CAN_APPROVE if engaged else StaffRole.OWNER_ONLY
-    require_role(session, shop.id, actor, roles, "change the kill switch")
+    require_role(session, shop.id, actor, roles, said("change the kill switch"))
     shop.kill_switch = engaged
     audit.record(
         session,

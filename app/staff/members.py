@@ -18,11 +18,12 @@ from sqlalchemy.orm import Session
 from app import audit
 from app.actors import Actor
 from app.errors import Conflict, InvalidInput, NotFound
-from app.money import MoneyError, normalise_currency
+from app.money import Money
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import require_role, staff_member
 from app.staff.tokens import revoke_member_tokens
-from app.validation import text
+from app.validation import currency_code, text
+from app.words import Sentence, said
 
 ROLES = (StaffRole.VIEWER, StaffRole.PROPOSER, StaffRole.APPROVER, StaffRole.OWNER)
 
@@ -56,7 +57,10 @@ def add_member(
     limits = parse_limits(approval_limits)
     if staff_member(session, shop.id, user_id) is not None:
         raise Conflict(
-            f"{user_id} is already staff of this shop; change their role or limits instead",
+            said(
+                "%(user)s is already staff of this shop; change their role or limits instead",
+                user=user_id,
+            ),
             code="already_staff",
         )
     member = StaffMember(
@@ -90,7 +94,7 @@ def update_member(
     if role is not None:
         role = _role(role)
         if member.role == StaffRole.OWNER and role != StaffRole.OWNER:
-            _keep_an_owner(session, shop.id, f"demote {user_id}")
+            _keep_an_owner(session, shop.id, said("demote %(user)s", user=user_id))
         member.role = role
     if approval_limits is not None:
         member.approval_limits = parse_limits(approval_limits)
@@ -111,7 +115,7 @@ def remove_member(
     _require_owner(session, shop, actor, console)
     member = _locked_member(session, shop.id, user_id)
     if member.role == StaffRole.OWNER:
-        _keep_an_owner(session, shop.id, f"remove {user_id}")
+        _keep_an_owner(session, shop.id, said("remove %(user)s", user=user_id))
     revoked = revoke_member_tokens(session, shop_id=shop.id, user_id=user_id, actor=actor, now=now)
     _record(session, shop, actor, "staff.removed", member, now, {"tokens_revoked": revoked})
     session.delete(member)
@@ -122,16 +126,17 @@ def remove_member(
 def parse_limits(limits: Mapping[str, object]) -> dict[str, int]:
     """Currency -> highest approvable amount in minor units; codes are ISO 4217."""
     if not isinstance(limits, Mapping):
-        raise InvalidInput("approval_limits must be an object", field="approval_limits")
+        raise InvalidInput(said("approval_limits must be an object"), field="approval_limits")
     parsed: dict[str, int] = {}
     for code, amount in limits.items():
-        try:
-            currency = normalise_currency(str(code))
-        except MoneyError as exc:
-            raise InvalidInput(str(exc), field=f"approval_limits.{code}") from exc
+        currency = currency_code(str(code), f"approval_limits.{code}")
         if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
             raise InvalidInput(
-                "an approval limit is a whole, non-negative number of minor units (4800 is $48.00)",
+                said(
+                    "an approval limit is a whole, non-negative number of minor units "
+                    "(4800 is %(example)s)",
+                    example=Money(4800, "usd"),
+                ),
                 field=f"approval_limits.{code}",
             )
         parsed[currency] = amount
@@ -140,7 +145,7 @@ def parse_limits(limits: Mapping[str, object]) -> dict[str, int]:
 
 def _require_owner(session: Session, shop: Shop, actor: Actor, console: bool) -> None:
     if not console:
-        require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, "manage staff")
+        require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, said("manage staff"))
 
 
 def _locked_member(session: Session, shop_id: uuid.UUID, user_id: str) -> StaffMember:
@@ -151,11 +156,11 @@ def _locked_member(session: Session, shop_id: uuid.UUID, user_id: str) -> StaffM
         .with_for_update()
     ).one_or_none()
     if member is None:
-        raise NotFound(f"{user_id} is not staff of this shop", field="user_id")
+        raise NotFound(said("%(user)s is not staff of this shop", user=user_id), field="user_id")
     return member
 
 
-def _keep_an_owner(session: Session, shop_id: uuid.UUID, doing: str) -> None:
+def _keep_an_owner(session: Session, shop_id: uuid.UUID, doing: Sentence) -> None:
     # Lock every owner row: two owners demoting each other at once must not both succeed.
     owners = session.scalars(
         select(StaffMember.id)
@@ -164,8 +169,11 @@ def _keep_an_owner(session: Session, shop_id: uuid.UUID, doing: str) -> None:
     ).all()
     if len(owners) <= 1:
         raise Conflict(
-            f"cannot {doing}: a shop must keep at least one owner; make someone else an "
-            "owner first",
+            said(
+                "cannot %(doing)s: a shop must keep at least one owner; make someone else an "
+                "owner first",
+                doing=doing,
+            ),
             code="last_owner",
         )
 
@@ -178,7 +186,9 @@ def _user_id(user_id: str) -> str:
 
 def _role(role: str) -> str:
     if role not in ROLES:
-        raise InvalidInput(f"role must be one of {', '.join(ROLES)}", field="role")
+        raise InvalidInput(
+            said("role must be one of %(roles)s", roles=", ".join(ROLES)), field="role"
+        )
     return role
 
 

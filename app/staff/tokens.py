@@ -25,6 +25,7 @@ from app.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
 from app.shops.models import Shop, StaffRole
 from app.shops.service import require_role, staff_member
 from app.staff.models import StaffToken
+from app.words import Sentence, said
 
 TOKEN_PREFIX = "cwst_"  # noqa: S105  (a marker that makes leaked tokens recognisable)
 # Enough of the token for a person to recognise it in a list, far too little to use it.
@@ -49,7 +50,7 @@ class TokenRefused(Unauthenticated):
     so failures can be counted against the shop as well as the caller."""
 
     def __init__(
-        self, message: str, shop_id: uuid.UUID | None = None, user_id: str | None = None
+        self, message: Sentence, shop_id: uuid.UUID | None = None, user_id: str | None = None
     ) -> None:
         super().__init__(message, code="invalid_token")
         self.shop_id = shop_id
@@ -66,11 +67,16 @@ def lifetime_from_days(days: int | None) -> timedelta:
         return DEFAULT_LIFETIME
     if isinstance(days, bool) or not isinstance(days, int) or days < 1:
         raise InvalidInput(
-            "expires_in_days must be a whole number of days, at least 1", field="expires_in_days"
+            said("expires_in_days must be a whole number of days, at least 1"),
+            field="expires_in_days",
         )
     if timedelta(days=days) > MAX_LIFETIME:
         raise InvalidInput(
-            f"a staff token lives at most {MAX_LIFETIME.days} days; asked for {days}",
+            said(
+                "a staff token lives at most %(max)s days; asked for %(days)s",
+                max=str(MAX_LIFETIME.days),
+                days=str(days),
+            ),
             field="expires_in_days",
         )
     return timedelta(days=days)
@@ -91,13 +97,21 @@ def issue_token(
     console) for anyone on the staff."""
     if lifetime > MAX_LIFETIME or lifetime <= timedelta(0):
         raise InvalidInput(
-            f"a staff token lives between 1 second and {MAX_LIFETIME.days} days",
+            said(
+                "a staff token lives between 1 second and %(max)s days",
+                max=str(MAX_LIFETIME.days),
+            ),
             field="expires_in_days",
         )
     if not console and user_id != issued_by.ref:
-        require_role(session, shop.id, issued_by, StaffRole.OWNER_ONLY, "issue others' tokens")
+        require_role(
+            session, shop.id, issued_by, StaffRole.OWNER_ONLY, said("issue others' tokens")
+        )
     if staff_member(session, shop.id, user_id) is None:
-        raise NotFound(f"{user_id} is not staff of {shop.domain}", field="user_id")
+        raise NotFound(
+            said("%(user)s is not staff of %(shop)s", user=user_id, shop=shop.domain),
+            field="user_id",
+        )
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     row = StaffToken(
         shop_id=shop.id,
@@ -130,17 +144,17 @@ def issue_token(
 def authenticate_token(session: Session, secret: str, *, now: datetime) -> StaffToken:
     """The live token row for ``secret``; :class:`TokenRefused` for anything else."""
     if not secret.startswith(TOKEN_PREFIX):
-        raise TokenRefused("a valid staff token is required")
+        raise TokenRefused(said("a valid staff token is required"))
     digest = token_hash(secret)
     row = session.scalars(select(StaffToken).where(StaffToken.token_hash == digest)).one_or_none()
     # The lookup is by hash, so the database never compares the secret itself; the
     # comparison here is constant-time all the same.
     if row is None or not hmac.compare_digest(row.token_hash, digest):
-        raise TokenRefused("a valid staff token is required")
+        raise TokenRefused(said("a valid staff token is required"))
     if row.revoked_at is not None:
-        raise TokenRefused("this staff token has been revoked", row.shop_id, row.user_id)
+        raise TokenRefused(said("this staff token has been revoked"), row.shop_id, row.user_id)
     if row.expires_at <= now:
-        raise TokenRefused("this staff token has expired", row.shop_id, row.user_id)
+        raise TokenRefused(said("this staff token has expired"), row.shop_id, row.user_id)
     if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:
         row.last_used_at = now
     return row
@@ -176,9 +190,12 @@ def revoke_token(
     """Revoke a token of this shop: one's own, or any if an owner (or the console)."""
     row = session.get(StaffToken, token_id)
     if row is None or row.shop_id != shop_id:
-        raise NotFound("token not found", field="token_id")
+        raise NotFound(said("token not found"), field="token_id")
     if not console and row.user_id != actor.ref and not _is_owner(session, shop_id, actor):
-        raise Forbidden(f"{actor.ref} may revoke only their own tokens", code="not_your_token")
+        raise Forbidden(
+            said("%(actor)s may revoke only their own tokens", actor=actor.ref),
+            code="not_your_token",
+        )
     if row.revoked_at is None:
         _revoke(session, row, actor=actor, now=now, why="revoked")
     return row

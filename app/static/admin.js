@@ -9,21 +9,36 @@ function fill(message, values) {
   return message.replace(/%\((\w+)\)s/g, (_, name) => String(values[name]));
 }
 
+// The page's own locale (its <html lang>, as the admin gave it): the API says its
+// refusals in that language, with money and numbers as the locale writes them.
+function pageHeaders() {
+  const headers = { "Content-Type": "application/json" };
+  const locale = document.documentElement.lang;
+  if (locale) headers["Accept-Language"] = locale;
+  return headers;
+}
+
+// What a refused request says: the API's own sentence, else the page's word for it.
+async function refusal(response) {
+  const answer = await response.json().catch(() => ({}));
+  return (
+    (answer.error && answer.error.message) ||
+    fill(document.body.dataset.refused, { status: response.status })
+  );
+}
+
 async function send(method, url, body, output) {
   output.textContent = "…";
   const response = await fetch(url, {
     method,
-    headers: { "Content-Type": "application/json" },
+    headers: pageHeaders(),
     body: JSON.stringify(body),
   });
-  const answer = await response.json().catch(() => ({}));
   if (!response.ok) {
-    output.textContent =
-      (answer.error && answer.error.message) ||
-      fill(document.body.dataset.refused, { status: response.status });
+    output.textContent = await refusal(response);
     return null;
   }
-  return answer;
+  return response.json().catch(() => ({}));
 }
 
 const stripeKey = document.getElementById("stripe-key");

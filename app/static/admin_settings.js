@@ -75,12 +75,9 @@
     button.addEventListener("click", async () => {
       const output = button.parentElement.querySelector("output");
       output.textContent = "…";
-      const response = await fetch(button.dataset.url);
+      const response = await fetch(button.dataset.url, { headers: pageHeaders() });
       if (!response.ok) {
-        const answer = await response.json().catch(() => ({}));
-        output.textContent =
-          (answer.error && answer.error.message) ||
-          fill(document.body.dataset.refused, { status: response.status });
+        output.textContent = await refusal(response);
         return;
       }
       const named = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");

@@ -57,9 +57,11 @@ from app.web.admin_text import (
     moment_text,
     money_text,
     policy_sentences,
+    reason_text,
     say,
 )
 from app.web.shopify_admin import bp, embedded_page
+from app.words import said
 
 # Statuses in which an action may still move money or change: shown as in flight.
 IN_FLIGHT = (*ActionStatus.IN_FLIGHT, ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION)
@@ -106,7 +108,10 @@ class ProposalView:
     # Approvals of the proposal as it stands (its current digest) that still count.
     approvals_given: int
     in_words: str
+    # The stored checks, each one's reason in the page's words; and the verdict's reason
+    # for the approvals it needs.
     checks: list[Mapping[str, Any]]
+    approval_reason: str | None
     # Whether this person may decide it (approve or reject) at all, and if they may but
     # approving would be refused, why; the API refuses the same with the same reasons.
     may_decide: bool
@@ -190,7 +195,13 @@ def _proposal_view(
         in_words=describe_action(
             proposal, order=order, locale=current_locale(), translations=catalogue()
         ),
-        checks=list(proposal.verdict.get("checks", [])),
+        checks=[
+            {**check, "reason": reason_text(check.get("said"), check["reason"])}
+            for check in proposal.verdict.get("checks", [])
+        ],
+        approval_reason=reason_text(
+            proposal.verdict.get("approval_said"), proposal.verdict.get("approval_reason")
+        ),
         may_decide=may_decide,
         not_approvable=(
             _not_approvable(shop, member, policy_version, proposal, approvals) if may_decide else []
@@ -277,6 +288,8 @@ def _event_entry(event: AuditEvent) -> TimelineEntry:
             _("status %(previous)s → %(status)s")
             % {"previous": data["previous"], "status": data["status"]}
         )
+    if data.get("said"):
+        data = {**data, "reason": reason_text(data["said"], None)}
     for key, label in (
         ("provider_ref", _("provider reference %(value)s")),
         ("failure_reason", _("provider's failure reason: %(value)s")),
@@ -508,5 +521,5 @@ def _chain_standing(shop: Shop) -> ChainStanding:
 
 def _whole_number(value: str, field: str) -> int:
     if not value.isascii() or not value.isdigit() or len(value) > 10:
-        raise InvalidInput(f"{field} is a whole number", field=field)
+        raise InvalidInput(said("%(field)s is a whole number", field=field), field=field)
     return int(value)

@@ -20,7 +20,9 @@ in UTC, since Caseward does not know the admin's time zone, and say so.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_datetime
@@ -29,7 +31,7 @@ from flask_babel import Babel, get_locale, get_translations
 
 from app.guard import PolicyRules
 from app.money import Money
-from app.words import Translations
+from app.words import Code, Sentence, Translations
 
 DEFAULT_LOCALE = "en"
 # Shopify's locales are BCP 47 tags such as ``fr-CA``; anything longer or odder is not one.
@@ -83,6 +85,23 @@ def money_text(amount: int | None, currency: str | None, locale: str) -> str:
     return Money(amount, currency).format(locale)
 
 
+def in_reader_words(sentence: Sentence) -> str:
+    """What Caseward says in the request's language, money and numbers as its locale
+    writes them; the English as stored when the reader asked for nothing else."""
+    locale = current_locale()
+    if locale == DEFAULT_LOCALE:
+        return str(sentence)
+    return sentence.in_locale(catalogue(), locale)
+
+
+def reason_text(sentence: Mapping[str, Any] | None, english: str | None) -> str | None:
+    """A stored reason in the reader's words: the sentence Caseward said, when it was
+    kept, else the stored text as it is (a provider's own words, or older records)."""
+    if sentence:
+        return in_reader_words(Sentence.from_dict(sentence))
+    return english
+
+
 def moment_text(moment: datetime, locale: str) -> str:
     """A stored time as the locale writes dates and times, in UTC (and saying so)."""
     aware = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
@@ -91,136 +110,6 @@ def moment_text(moment: datetime, locale: str) -> str:
 
 # ------------------------------------------------------------------ stored codes in words
 
-
-def N_(message: str) -> str:
-    """Marks ``message`` for the catalogue; it is translated where it is shown."""
-    return message
-
-
-# Each stored code a page shows, by what it is a code of: the same word can mean two
-# things (a proposal a person rejected, an action the provider rejected).
-WORDS: dict[str, dict[str, str]] = {
-    "role": {
-        "viewer": N_("viewer"),
-        "proposer": N_("proposer"),
-        "approver": N_("approver"),
-        "owner": N_("owner"),
-    },
-    "case": {
-        "open": N_("open"),
-        "awaiting_approval": N_("awaiting approval"),
-        "executing": N_("executing"),
-        "resolved": N_("resolved"),
-        "needs_attention": N_("needs attention"),
-    },
-    "proposal": {
-        "blocked": N_("blocked"),
-        "awaiting_approval": N_("awaiting approval"),
-        "approved": N_("approved"),
-        "rejected": N_("rejected by a person"),
-    },
-    "action": {
-        "queued": N_("queued"),
-        "submitting": N_("being sent"),
-        "unknown": N_("outcome unknown"),
-        "halted": N_("halted, not sent"),
-        "rejected": N_("refused by the provider"),
-        "expired": N_("approval expired, not sent"),
-        "cannot_run": N_("cannot run, not sent"),
-        "needs_decision": N_("needs a person's decision"),
-        "pending": N_("pending at the provider"),
-        "requires_action": N_("the customer must act"),
-        "succeeded": N_("succeeded"),
-        "failed": N_("failed"),
-        "canceled": N_("canceled"),
-    },
-    "identity": {
-        "none": N_("not identified"),
-        "claim": N_("a claim only"),
-        "medium": N_("medium"),
-        "strong": N_("strong"),
-    },
-    "kind": {
-        "refund": N_("refund"),
-        "customer_credit": N_("customer credit"),
-        "discount": N_("discount"),
-        "subscription_cancel": N_("subscription cancellation"),
-        "subscription_change": N_("subscription change"),
-    },
-    "filter": {
-        "needs_approval": N_("Needs approval"),
-        "unknown_outcome": N_("Unknown outcome"),
-        "failed": N_("Failed"),
-        "waiting_on_customer": N_("Waiting on customer"),
-    },
-    "outcome": {
-        "blocked": N_("blocked"),
-        "needs_approval": N_("needs approval"),
-        "allowed_by_policy": N_("allowed by the shop's policy"),
-    },
-    "check": {
-        "writes_enabled": N_("Writes are on"),
-        "kill_switch": N_("Kill switch is off"),
-        "kind_enabled": N_("The policy allows this kind of action"),
-        "identity": N_("Customer identified well enough"),
-        "reason_allowed": N_("Reason allowed"),
-        "proposal_shape": N_("Proposal complete"),
-        "amount": N_("Amount"),
-        "target_exists": N_("Target exists at the provider"),
-        "customer_matches": N_("Belongs to the case's customer"),
-        "order_matches": N_("Matches the order"),
-        "currency_matches": N_("Currency matches"),
-        "not_already_at_provider": N_("Not already done at the provider"),
-        "not_duplicate": N_("Not a duplicate"),
-        "captured": N_("Payment captured"),
-        "not_disputed": N_("Payment not disputed"),
-        "refundable_remaining": N_("Enough left to refund"),
-        "line_items": N_("Line items"),
-        "refund_window": N_("Within the refund window"),
-        "discount_terms": N_("Discount terms"),
-        "not_canceled": N_("Subscription not canceled"),
-        "cancel_timing": N_("Cancellation timing"),
-        "subscription_active": N_("Subscription active"),
-        "change_terms": N_("Change terms"),
-        "change_differs": N_("Change differs from now"),
-        "customer_cap": N_("Within the per-customer cap"),
-        "shop_cap": N_("Within the shop's cap"),
-    },
-    "event": {
-        "case.opened": N_("Case opened"),
-        "case.status_changed": N_("Case status changed"),
-        "case.needs_attention": N_("Case needs attention"),
-        "proposal.created": N_("Action proposed and checked"),
-        "proposal.revised": N_("Proposal edited and checked again"),
-        "proposal.approved": N_("Approved"),
-        "proposal.rejected": N_("Rejected"),
-        "proposal.reopened": N_("Back for approval"),
-        "proposal.status_changed": N_("Proposal status changed"),
-        "action.queued": N_("Action queued"),
-        "action.submit": N_("Sent to the provider"),
-        "action.resubmit": N_("Sent again with the same key"),
-        "action.find": N_("Looked up at the provider"),
-        "action.requeued": N_("Queued again, same key"),
-        "action.unknown": N_("Outcome unknown"),
-        "action.provider_status": N_("Provider reported a status"),
-        "action.halted": N_("Halted, not sent"),
-        "action.rejected": N_("Refused by the provider"),
-        "action.cannot_run": N_("Cannot run, not sent"),
-        "action.needs_decision": N_("Needs a person's decision"),
-        "action.expired": N_("Approval expired, not sent"),
-        "action.stale_report_ignored": N_("Older provider report ignored"),
-        "policy.changed": N_("Policy changed"),
-        "shop.writes_enabled": N_("Writes turned on"),
-        "shop.writes_disabled": N_("Writes turned off (protection mode)"),
-        "shop.kill_switch_engaged": N_("Kill switch engaged"),
-        "shop.kill_switch_released": N_("Kill switch released"),
-        "connection.saved": N_("Connection saved"),
-        "staff.added": N_("Staff member added"),
-        "staff.changed": N_("Staff member changed"),
-        "staff.removed": N_("Staff member removed"),
-        "request.refused": N_("Request refused"),
-    },
-}
 
 # Polaris badge tones by status: what needs a person is critical, what waits is a warning.
 TONES: dict[str, str] = {
@@ -248,8 +137,7 @@ TONES: dict[str, str] = {
 def say(group: str, code: str) -> str:
     """A stored code of ``group`` (``"action"``, ``"check"`` ...) in the admin's words;
     a code the catalogue does not know yet is shown as stored."""
-    message = WORDS[group].get(code)
-    return str(get_translations().gettext(message)) if message else code
+    return Code(group, code).in_words(get_translations())
 
 
 def tone(status: str) -> str:

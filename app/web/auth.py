@@ -30,6 +30,7 @@ from app.shops.models import Shop, StaffMember
 from app.shops.service import staff_member
 from app.staff.tokens import TOKEN_PREFIX, TokenRefused, authenticate_token
 from app.web.security import count_refused_token, refuse_if_over_token_limit
+from app.words import said
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -79,10 +80,12 @@ def staff_of_shop(identity: StaffIdentity) -> tuple[Shop, StaffMember]:
     session = request_session()
     shop = session.get(Shop, identity.shop_id)
     if shop is None:
-        raise Unauthenticated("the token's shop is not installed")
+        raise Unauthenticated(said("the token's shop is not installed"))
     member = staff_member(session, shop.id, identity.user_id)
     if member is None:
-        raise Forbidden(f"{identity.user_id} has no role in this shop", code="no_role")
+        raise Forbidden(
+            said("%(user)s has no role in this shop", user=identity.user_id), code="no_role"
+        )
     return shop, member
 
 
@@ -110,7 +113,7 @@ def require_staff(view: F) -> F:
             count_refused_token(shop_id=None)
             raise
         if identity is None:
-            raise Unauthenticated("a valid staff token is required")
+            raise Unauthenticated(said("a valid staff token is required"))
         refuse_if_over_token_limit(shop_id=identity.shop_id)
         g.refused_shop_id, g.actor = identity.shop_id, identity.actor
         g.shop, g.member = staff_of_shop(identity)

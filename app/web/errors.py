@@ -7,7 +7,7 @@ from werkzeug.exceptions import HTTPException
 
 from app.db import request_session
 from app.errors import CasewardError
-from app.web.admin_text import DEFAULT_LOCALE, catalogue, current_locale
+from app.web.admin_text import in_reader_words
 from app.web.limits import too_large_message
 from app.web.refusals import record_refusal
 
@@ -19,7 +19,7 @@ def register_error_handlers(app: Flask) -> None:
         # and only then is the refusal itself put on the record.
         request_session().rollback()
         record_refusal(error)
-        body: dict[str, object] = {"code": error.code, "message": said_to_reader(error)}
+        body: dict[str, object] = {"code": error.code, "message": in_reader_words(error.sentence)}
         if error.field is not None:
             body["field"] = error.field
         response = jsonify({"error": body})
@@ -38,15 +38,6 @@ def register_error_handlers(app: Flask) -> None:
             if name.lower() != "content-type":
                 response.headers[name] = value
         return response
-
-
-def said_to_reader(error: CasewardError) -> str:
-    """The error's sentence in the request's language (see ``admin_text``); the record
-    of the refusal keeps the English."""
-    locale = current_locale()
-    if locale == DEFAULT_LOCALE:
-        return error.message
-    return error.sentence.in_locale(catalogue(), locale)
 
 
 def _slug(name: str) -> str:

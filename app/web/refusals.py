@@ -3,9 +3,10 @@
 A refusal rolls the request's transaction back (nothing half-written), which would
 also erase any audit event written inside it. So the refusal is recorded after the
 rollback, in a transaction of its own: who tried, what (method, path, the proposal
-or action named), and why (the error's code and message). Refusals before a shop is
-known (a token that names no installed shop) have no chain to go into and are only
-rate-limited.
+or action named), and why (the error's code and its message in English, whatever
+language the caller was answered in, so the trail reads the same to everyone).
+Refusals before a shop is known (a token that names no installed shop) have no chain
+to go into and are only rate-limited.
 """
 
 from __future__ import annotations

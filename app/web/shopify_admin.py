@@ -57,13 +57,14 @@ from app.web.admin_text import (
     moment_text,
     money_text,
     policy_sentences,
+    reason_text,
     say,
     tone,
 )
 from app.web.auth import StaffIdentity, bearer_token
 from integrations.shopify.auth import AdminVerified, Refusal, ShopifyAuth
 from integrations.shopify.errors import HttpAnswer, ShopifyTokenError
-from integrations.stripe._errors import REQUIRED_PERMISSIONS
+from integrations.stripe.adapter import REQUIRED_PERMISSIONS
 
 P = ParamSpec("P")
 bp = Blueprint("shopify_admin", __name__, url_prefix="/app")
@@ -270,6 +271,7 @@ def _page_helpers() -> dict[str, object]:
         "locale": locale,
         "money_text": lambda amount, currency: money_text(amount, currency, locale),
         "moment_text": lambda moment: moment_text(moment, locale),
+        "reason_text": reason_text,
         "say": say,
         "tone": tone,
     }

@@ -44,6 +44,7 @@ from app.shopify.install import SHOPIFY, record_uninstall
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop
 from app.web.shopify_admin import shopify_auth
+from app.words import said
 from integrations.shopify.auth import Refusal, VerifiedWebhook
 
 bp = Blueprint("shopify_webhooks", __name__, url_prefix="/webhooks/shopify")
@@ -53,12 +54,12 @@ bp = Blueprint("shopify_webhooks", __name__, url_prefix="/webhooks/shopify")
 def receive() -> tuple[Response, int]:
     auth = shopify_auth(current_app)
     if auth is None:
-        raise NotFound("Shopify is not configured for this Caseward")
+        raise NotFound(said("Shopify is not configured for this Caseward"))
     verification = auth.verify_webhook(
         request.method, request.url, dict(request.headers), request.get_data(cache=False)
     )
     if isinstance(verification, Refusal):
-        raise Unauthenticated("the webhook's signature does not verify")
+        raise Unauthenticated(said("the webhook's signature does not verify"))
     session = request_session()
     shop = session.scalars(select(Shop).where(Shop.domain == verification.shop)).one_or_none()
     if shop is None:

@@ -24,6 +24,7 @@ from app.errors import InvalidInput, NotFound, Unauthenticated
 from app.execution.models import Action, ProviderEvent
 from app.execution.queueing import enqueue_refresh
 from app.queue import RedisExtension
+from app.words import said
 from integrations.stripe.webhooks import InvalidWebhook, MalformedEvent, verify_event
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
@@ -34,9 +35,9 @@ def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
     session = request_session()
     connection = session.get(Connection, connection_id)
     if connection is None or connection.provider != "stripe":
-        raise NotFound("no such webhook endpoint")
+        raise NotFound(said("no such webhook endpoint"))
     if connection.encrypted_webhook_secret is None:
-        raise Unauthenticated("this connection has no webhook signing secret")
+        raise Unauthenticated(said("this connection has no webhook signing secret"))
     secret = current_app.extensions["caseward.secret_box"].decrypt(
         connection.encrypted_webhook_secret
     )

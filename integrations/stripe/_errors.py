@@ -76,20 +76,30 @@ def check_key(api_key: str, *, livemode: bool) -> None:
     if api_key.startswith("sk_"):
         raise CredentialsRefused(
             f"Caseward does not accept secret keys ({masked}): a secret key can do "
-            f"anything on the account. {advice}"
+            f"anything on the account. {advice}",
+            reason="secret_key",
+            key=masked,
         )
     if api_key.startswith("rk_test_") and livemode:
         raise CredentialsRefused(
             f"The key {masked} is a test-mode key but the shop is in live mode. "
-            "Use a live restricted key (rk_live_...)."
+            "Use a live restricted key (rk_live_...).",
+            reason="test_key_in_live_mode",
+            key=masked,
         )
     if api_key.startswith("rk_live_") and not livemode:
         raise CredentialsRefused(
             f"The key {masked} is a live-mode key but the shop is in test mode. "
-            "Use a test restricted key (rk_test_...)."
+            "Use a test restricted key (rk_test_...).",
+            reason="live_key_in_test_mode",
+            key=masked,
         )
     if not api_key.startswith(("rk_live_", "rk_test_")):
-        raise CredentialsRefused(f"{masked} is not a Stripe restricted key. {advice}")
+        raise CredentialsRefused(
+            f"{masked} is not a Stripe restricted key. {advice}",
+            reason="not_restricted",
+            key=masked,
+        )
 
 
 def was_replayed(obj: stripe.StripeObject) -> bool:

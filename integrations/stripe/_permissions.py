@@ -145,18 +145,13 @@ class PermissionReport:
         """Every permission is known to be granted."""
         return not self.missing and not self.unknown
 
-    def advice(self) -> str:
-        """One sentence for the merchant: what to add in Stripe's dashboard, or to try
-        again when Stripe did not answer."""
-        if self.ok:
-            return "The key has every permission Caseward needs."
-        unknown = ", ".join(_dashboard_settings(self.unknown))
-        retry = f"Stripe did not answer for {unknown}, so test the key again in a moment"
-        if not self.missing:
-            return f"{retry}."
-        missing = ", ".join(_dashboard_settings(self.missing))
-        add = f"In the Stripe dashboard, edit this restricted key and set {missing}"
-        return f"{add}; {retry}." if self.unknown else f"{add}."
+    def settings_to_add(self) -> list[str]:
+        """The missing permissions as Stripe's dashboard names them (``Refunds: Write``)."""
+        return _dashboard_settings(self.missing)
+
+    def settings_unanswered(self) -> list[str]:
+        """The permissions Stripe did not answer for, as its dashboard names them."""
+        return _dashboard_settings(self.unknown)
 
 
 def _dashboard_settings(names: tuple[str, ...]) -> list[str]:
@@ -182,7 +177,9 @@ def check_permissions(client: stripe.StripeClient, masked_key: str) -> Permissio
     if _Answer.KEY_UNKNOWN in answers:
         raise CredentialsRefused(
             f"Stripe does not know the key {masked_key}: check that it was copied whole "
-            "and has not been rolled or deleted in the Stripe dashboard."
+            "and has not been rolled or deleted in the Stripe dashboard.",
+            reason="unknown_key",
+            key=masked_key,
         )
     sorted_names: dict[_Answer, tuple[str, ...]] = {
         answer: tuple(p.name for p, a in zip(PERMISSIONS, answers, strict=True) if a is answer)

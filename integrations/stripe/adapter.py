@@ -29,12 +29,18 @@ from integrations.provider import (
     Targets,
 )
 
-from ._errors import Calls, check_key, mask_key
+from ._errors import REQUIRED_PERMISSIONS, Calls, check_key, mask_key
 from ._facts import Reader
 from ._permissions import PermissionReport, check_permissions
 from ._writes import Writer
 
-__all__ = ["TARGETS", "WEBHOOK_EVENTS", "PermissionReport", "StripeAdapter"]
+__all__ = [
+    "REQUIRED_PERMISSIONS",
+    "TARGETS",
+    "WEBHOOK_EVENTS",
+    "PermissionReport",
+    "StripeAdapter",
+]
 
 # The events Caseward's webhook handling reacts to: refunds moving, money coming back,
 # disputes, and subscriptions changing or ending outside Caseward.

@@ -28,6 +28,7 @@ from app.lifecycle import (
     provider_report_applies,
 )
 from app.shops.models import Shop
+from app.words import said
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 TEST_ACTOR = system_actor("test", Surface.CONSOLE)
@@ -147,7 +148,7 @@ def test_every_case_transition_is_allowed_or_refused_by_the_table(
         move_case(session, case, to, actor=TEST_ACTOR, now=T0)  # staying put records nothing
         assert case.status == current
     elif to in CASE_MOVES[current]:
-        move_case(session, case, to, actor=TEST_ACTOR, now=T0, owner="sam", reason="test")
+        move_case(session, case, to, actor=TEST_ACTOR, now=T0, owner="sam", reason=said("test"))
         assert case.status == to
     else:
         with pytest.raises(IllegalTransition):
@@ -279,7 +280,7 @@ def test_a_case_needing_attention_names_its_owner_reason_and_the_action(
         actor=TEST_ACTOR,
         now=T0,
         owner="sam",
-        reason="the refund may have been sent",
+        reason=said("the refund may have been sent"),
         action=action,
     )
 
@@ -291,6 +292,7 @@ def test_a_case_needing_attention_names_its_owner_reason_and_the_action(
         "status": "needs_attention",
         "owner": "sam",
         "reason": "the refund may have been sent",
+        "said": {"message": "the refund may have been sent", "values": {}},
         "action_status": "unknown",
     }
 
@@ -310,7 +312,7 @@ def test_a_new_problem_on_a_case_already_needing_attention_is_on_record_again(
         actor=TEST_ACTOR,
         now=T0,
         owner="kim",
-        reason="a dispute opened",
+        reason=said("a dispute opened"),
     )
 
     assert case.owner == "kim"
@@ -319,6 +321,7 @@ def test_a_new_problem_on_a_case_already_needing_attention_is_on_record_again(
         "status": "needs_attention",
         "owner": "kim",
         "reason": "a dispute opened",
+        "said": {"message": "a dispute opened", "values": {}},
     }
 
 

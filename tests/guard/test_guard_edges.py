@@ -36,6 +36,7 @@ from app.guard import (
     Verdict,
 )
 from app.money import Money
+from app.words import Sentence
 from integrations.provider import (
     ActionKind,
     ProviderCredit,
@@ -464,7 +465,7 @@ def test_a_checked_proposal_and_its_results_cannot_change_afterwards() -> None:
         proposed_by="agent:claude",
         line_items=lines,  # type: ignore[arg-type]  (a list, as JSON gives it)
     )
-    result = CheckResult(CheckName.CAPTURED, True, "Captured.", facts)
+    result = CheckResult(CheckName.CAPTURED, True, Sentence("Captured."), facts)
     lines.append(LineItemRef("apron-2", 100))
     facts["captured"] = 0
 

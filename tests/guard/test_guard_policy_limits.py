@@ -128,6 +128,27 @@ def test_a_refused_setting_is_named_with_what_is_wrong(data: Any, field: str, re
 
     assert (raised.value.field, raised.value.reason) == (field, reason)
     assert str(raised.value) == f"{field}: {reason}"
+    assert str(raised.value.sentence) == reason
+
+
+FRENCH = {"must be at most %(maximum)s, got %(value)s": "au plus %(maximum)s, pas %(value)s"}
+
+
+class French:
+    """The catalogue of an owner who reads French, as far as this test needs it."""
+
+    def gettext(self, message: str) -> str:
+        return FRENCH.get(message, message)
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        return singular if n == 1 else plural
+
+
+def test_a_refused_setting_is_said_in_the_owners_language() -> None:
+    with pytest.raises(PolicyError) as raised:
+        PolicyRules.from_dict({"refund_window_days": 3660})
+
+    assert raised.value.sentence.in_locale(French(), "fr") == "au plus 366, pas 3660"
 
 
 EDGES: list[dict[str, Any]] = [

@@ -6,6 +6,10 @@ below is one situation a support agent meets; ``verdict_wording.json`` holds the
 verdict it must produce, reviewed by a person. After a deliberate change of wording,
 run this file with ``CASEWARD_REWRITE_VERDICTS=1`` to rewrite the JSON (the run then
 fails on purpose), and review the diff like any other change.
+
+The English is said through the message catalogue: each reason is kept as a catalogue
+message with its values, which the JSON file leaves out (it holds what a person reads);
+the last test checks that those sentences read as the English, in every scenario.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from app.guard import (
     Verdict,
 )
 from app.money import Money
+from app.words import Sentence
 from integrations.provider import (
     ACTION_ID_METADATA_KEY,
     ActionKind,
@@ -480,9 +485,33 @@ SCENARIOS: dict[str, Callable[[], Verdict]] = {
 }
 
 
-def _as_json(verdict: Verdict) -> dict[str, Any]:
+def _stored(verdict: Verdict) -> dict[str, Any]:
+    """The verdict as the API returns it and the records keep it."""
     result: dict[str, Any] = json.loads(json.dumps(verdict.to_dict()))
     return result
+
+
+def _as_json(verdict: Verdict) -> dict[str, Any]:
+    """What a person reads: the stored verdict less the sentences behind its English."""
+    result = _stored(verdict)
+    del result["approval_said"]
+    for result_check in result["checks"]:
+        del result_check["said"]
+    return result
+
+
+class Marked:
+    """A catalogue that marks every message it translates, to see what went through it."""
+
+    def gettext(self, message: str) -> str:
+        return f"⟦{message}⟧"
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        return f"⟦{singular if n == 1 else plural}⟧"
+
+
+def _through_the_catalogue(stored: dict[str, Any]) -> str:
+    return Sentence.from_dict(stored).in_locale(Marked(), "en_US")
 
 
 def _golden() -> dict[str, Any]:
@@ -508,3 +537,18 @@ def test_the_verdict_reads_as_reviewed(scenario: str) -> None:
 
     assert actual["checks"] == expected["checks"]
     assert actual == expected
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_every_reason_is_said_through_the_catalogue_as_its_english(scenario: str) -> None:
+    stored = _stored(SCENARIOS[scenario]())
+
+    sentences = [(stored["approval_said"], stored["approval_reason"])]
+    sentences += [
+        (stored_check["said"], stored_check["reason"]) for stored_check in stored["checks"]
+    ]
+
+    for sentence, english in sentences:
+        said = _through_the_catalogue(sentence)
+        assert said.startswith("⟦") and said.endswith("⟧"), said
+        assert said.replace("⟦", "").replace("⟧", "") == english

@@ -278,3 +278,24 @@ def run_queued_jobs(ctx: ExecutionContext, queue: Queue, *, limit: int | None = 
         runner(ctx, action_id)
         ran += 1
     return ran
+
+
+def napkin_subscription(account: Account, customer: str) -> tuple[str, str, str]:
+    """A monthly linen-napkin subscription of ``customer``: its id, its price, and a
+    second price to change it to."""
+    product = account.stripe.v1.products.create(params={"name": "Napkin club"}).id
+    basic, deluxe = (
+        account.stripe.v1.prices.create(
+            params={
+                "product": product,
+                "currency": "usd",
+                "unit_amount": amount,
+                "recurring": {"interval": "month"},
+            }
+        ).id
+        for amount in (1200, 2400)
+    )
+    sub = account.stripe.v1.subscriptions.create(
+        params={"customer": customer, "items": [{"price": basic, "quantity": 1}]}
+    )
+    return sub.id, basic, deluxe

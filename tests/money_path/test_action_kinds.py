@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fault_support import napkin_subscription
 from money_path_harness import Account, Staff, WorkerProcess, wait_for
 
 from app.demo import LinenShop
@@ -84,22 +85,7 @@ def test_a_percent_discount_becomes_one_single_use_code_for_the_customer(
 @pytest.fixture
 def subscription(account: Account, linen: LinenShop) -> tuple[str, str, str]:
     """A monthly linen-napkin subscription, and a second price to change it to."""
-    product = account.stripe.v1.products.create(params={"name": "Napkin club"}).id
-    basic, deluxe = (
-        account.stripe.v1.prices.create(
-            params={
-                "product": product,
-                "currency": "usd",
-                "unit_amount": amount,
-                "recurring": {"interval": "month"},
-            }
-        ).id
-        for amount in (1200, 2400)
-    )
-    sub = account.stripe.v1.subscriptions.create(
-        params={"customer": linen.customer_id, "items": [{"price": basic, "quantity": 1}]}
-    )
-    return sub.id, basic, deluxe
+    return napkin_subscription(account, linen.customer_id)
 
 
 def test_cancel_at_period_end_is_explicit_and_executed(

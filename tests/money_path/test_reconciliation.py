@@ -21,6 +21,7 @@ from fault_support import (
     assert_money_invariants,
     case_audit_json,
     case_json,
+    napkin_subscription,
     refunds_of_action,
     reset_sandbox_switches,
     run_queued_jobs,
@@ -195,6 +196,11 @@ def _slow_commit_then_look_up(
     return landed[0]
 
 
+def _events_of(approver: Staff, linen: LinenShop, action_id: str) -> list[dict[str, Any]]:
+    """The case's audit events about one action, oldest first."""
+    return [e for e in case_audit_json(approver, linen.case_id) if e["action_id"] == action_id]
+
+
 @pytest.fixture
 def patient_ctx(ctx: ExecutionContext, settings: Settings) -> ExecutionContext:
     """In-process execution whose provider calls give up after 1.5 s."""
@@ -228,7 +234,7 @@ def test_a_late_commit_landing_between_look_up_and_resend_is_recorded_as_the_pro
     assert "resubmit" not in [purpose for purpose, _ in attempts]
     # Recognised as ours by the re-check before the resend, not stopped by a check and
     # settled later by a look-up.
-    events = [e for e in case_audit_json(approver, linen.case_id) if e["action_id"] == action_id]
+    events = _events_of(approver, linen, action_id)
     assert "action.needs_decision" not in [e["kind"] for e in events]
     reported = [e for e in events if e["kind"] == "action.provider_status"]
     assert reported[0]["data"]["source"] == "re-check"
@@ -271,3 +277,74 @@ def test_a_sent_action_stopped_before_its_resend_still_records_a_late_commit(
         attempts,
     )
     assert_money_invariants(account, patient_ctx.session_factory, linen.shop_id)
+
+
+@pytest.mark.parametrize("kind", ["customer_credit", "discount", "subscription_change"])
+def test_a_late_credit_discount_or_change_is_recognised_before_the_resend(
+    kind: str,
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    patient_ctx: ExecutionContext,
+    queue: Queue,
+) -> None:
+    sandbox.pause_webhooks()
+    customer = linen.customer_id
+    if kind == "customer_credit":
+        draft: dict[str, Any] = {
+            "kind": kind,
+            "target": customer,
+            "amount": 1500,
+            "currency": "usd",
+            "params": {"description": "Sorry about the torn apron"},
+        }
+        write = look_up = f"/v1/customers/{customer}/balance_transactions"
+    elif kind == "discount":
+        draft = {
+            "kind": kind,
+            "target": customer,
+            "amount": 960,
+            "currency": "usd",
+            "params": {"percent_off": 10, "duration": "once"},
+        }
+        write = look_up = "/v1/promotion_codes"
+    else:
+        sub_id, _, deluxe = napkin_subscription(account, customer)
+        draft = {
+            "kind": kind,
+            "target": sub_id,
+            "params": {"items": [{"price": deluxe, "quantity": 2}]},
+        }
+        write = look_up = f"/v1/subscriptions/{sub_id}"
+    proposed = proposer.post(f"/api/cases/{linen.case_id}/proposals", draft)
+    assert proposed.status_code == 201, proposed.get_json()
+    action_id = approve(approver, proposed.get_json()["proposal"])
+    queue.empty()
+    # The write commits 2.2 s after it arrives, when the worker (1.5 s) has given up; the
+    # look-up reads at once and answers a second later, after that commit.
+    sandbox.arm_fault("delay", method="POST", path=write, account=account.id, ms=2200)
+    assert execute_action(patient_ctx, uuid.UUID(action_id)) == "unknown"
+    sandbox.arm_fault(
+        "delay", method="GET", path=look_up, account=account.id, ms=1000, when="after"
+    )
+
+    reconcile_action(patient_ctx, uuid.UUID(action_id))
+
+    action = action_json(approver, action_id)
+    attempts = [(a["purpose"], a["outcome"]) for a in action["attempts"]]
+    assert action["status"] == "succeeded", (action["status_reason"], attempts)
+    assert attempts == [("submit", "unknown"), ("find", "absent")]
+    events = _events_of(approver, linen, action_id)
+    [reported] = [e for e in events if e["kind"] == "action.provider_status"]
+    assert reported["data"]["source"] == "re-check"
+    assert reported["data"]["provider_ref"] == action["provider_ref"]
+    if kind == "customer_credit":
+        credits = account.stripe.v1.customers.balance_transactions.list(customer).data
+        assert [(c.id, c.amount) for c in credits] == [(action["provider_ref"], -1500)]
+    elif kind == "discount":
+        codes = account.stripe.v1.promotion_codes.list(params={"customer": customer}).data
+        assert [code.id for code in codes] == [action["provider_ref"]]
+    else:
+        assert action["provider_ref"] == draft["target"]

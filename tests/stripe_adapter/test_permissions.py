@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 from stripe_adapter_support import ADAPTER_PERMISSIONS
 
+from app.connections.service import permission_advice
 from integrations.provider import CredentialsRefused
 from integrations.stripe.adapter import StripeAdapter
 from integrations.stripe.sandbox import AccountKeys, StripeSandbox
@@ -58,7 +59,7 @@ def test_a_key_with_every_permission_is_ok_and_nothing_is_written(
 
     assert report.ok
     assert (report.granted, report.missing, report.unknown) == (NEEDED, (), ())
-    assert report.advice() == "The key has every permission Caseward needs."
+    assert str(permission_advice(report)) == "The key has every permission Caseward needs."
     writes = [r for r in sandbox.received_requests(account.id) if r.method == "POST"]
     assert len(writes) == 6  # every write probe reached Stripe...
     assert _accepted_writes(sandbox, account) == []  # ...and none was accepted
@@ -102,7 +103,7 @@ def test_a_key_lacking_a_permission_is_told_which_and_nothing_is_written(
     assert report.missing == missing
     assert report.granted == tuple(name for name in NEEDED if name not in missing)
     assert report.unknown == ()
-    advice = report.advice()
+    advice = str(permission_advice(report))
     assert advice.startswith("In the Stripe dashboard, edit this restricted key and set ")
     assert dashboard in advice and advice.count(":") == 1  # one setting, at the level needed
     assert _accepted_writes(sandbox, account) == []
@@ -125,7 +126,7 @@ def test_a_probe_that_times_out_is_unknown_not_missing(
     assert (report.unknown, report.missing) == (("rak_refund_write",), ())
     assert report.granted == tuple(name for name in NEEDED if name != "rak_refund_write")
     assert not report.ok
-    assert report.advice() == (
+    assert str(permission_advice(report)) == (
         "Stripe did not answer for Refunds: Write, so test the key again in a moment."
     )
     assert "rak_refund_write" in caplog.text
@@ -144,7 +145,7 @@ def test_a_server_error_is_unknown_beside_a_missing_permission(
     report = make_adapter(key.key).check_permissions()
 
     assert (report.missing, report.unknown) == (("rak_coupon_write",), ("rak_dispute_read",))
-    assert report.advice() == (
+    assert str(permission_advice(report)) == (
         "In the Stripe dashboard, edit this restricted key and set Coupons: Write; "
         "Stripe did not answer for Disputes: Read, so test the key again in a moment."
     )

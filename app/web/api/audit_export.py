@@ -37,6 +37,7 @@ from app.shops.service import require_role
 from app.validation import choice
 from app.web.api.routes import bp
 from app.web.auth import require_staff
+from app.words import said
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 def audit_export() -> Response:
     file_format = choice(request.args.get("format", "json"), "format", FORMATS)
     session = request_session()
-    require_role(session, g.shop.id, g.actor, StaffRole.OWNER_ONLY, "export the audit trail")
+    require_role(session, g.shop.id, g.actor, StaffRole.OWNER_ONLY, said("export the audit trail"))
     keys: AuditKeyRing = current_app.extensions["caseward.audit_keys"]
     checkpoint = head_checkpoint(session, g.shop, keys, utcnow())
     if file_format == "json":

@@ -9,6 +9,7 @@ from flask import request
 
 from app.errors import InvalidInput
 from app.validation import SHORT_TEXT, only_keys, text
+from app.words import said
 
 
 def json_body(*fields: str) -> dict[str, Any]:
@@ -18,7 +19,7 @@ def json_body(*fields: str) -> dict[str, Any]:
     except RecursionError:  # nesting deeper than the parser goes is not a request body
         body = None
     if not isinstance(body, dict):
-        raise InvalidInput("the request body must be a JSON object", field="body")
+        raise InvalidInput(said("the request body must be a JSON object"), field="body")
     if fields:
         only_keys(body, fields)
     return body

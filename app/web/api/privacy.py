@@ -20,13 +20,14 @@ from app.shops.models import StaffRole
 from app.shops.service import require_role
 from app.web.api.routes import bp
 from app.web.auth import require_staff
+from app.words import said
 
 
 @bp.get("/privacy/exports")
 @require_staff
 def exports_index() -> Response:
     session = request_session()
-    require_role(session, g.shop.id, g.actor, StaffRole.OWNER_ONLY, "read privacy exports")
+    require_role(session, g.shop.id, g.actor, StaffRole.OWNER_ONLY, said("read privacy exports"))
     exports = session.scalars(
         select(DataExport)
         .where(DataExport.shop_id == g.shop.id)
@@ -39,10 +40,10 @@ def exports_index() -> Response:
 @require_staff
 def exports_show(export_id: uuid.UUID) -> Response:
     session = request_session()
-    require_role(session, g.shop.id, g.actor, StaffRole.OWNER_ONLY, "read privacy exports")
+    require_role(session, g.shop.id, g.actor, StaffRole.OWNER_ONLY, said("read privacy exports"))
     export = session.get(DataExport, export_id)
     if export is None or export.shop_id != g.shop.id:
-        raise NotFound("no such export")
+        raise NotFound(said("no such export"))
     box: SecretBox = current_app.extensions["caseward.secret_box"]
     return jsonify(
         {**_summary(export), "content": json.loads(box.decrypt(export.encrypted_content))}

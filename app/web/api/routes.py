@@ -27,6 +27,7 @@ from app.clock import utcnow
 from app.connections.models import Connection
 from app.connections.service import (
     check_stripe_key,
+    permission_advice,
     save_stripe_connection,
     stripe_webhook_url,
 )
@@ -51,6 +52,7 @@ from app.validation import (
     optional_uuid,
     text,
 )
+from app.web.admin_text import in_reader_words
 from app.web.api.openapi import OPENAPI
 from app.web.api.parsing import json_body, text_field
 from app.web.api.serialize import (
@@ -63,6 +65,7 @@ from app.web.api.serialize import (
 )
 from app.web.auth import require_staff
 from app.web.dispatch import commit_and_enqueue
+from app.words import said
 from integrations.provider import ProviderAdapter
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -216,7 +219,7 @@ def actions_show(action_id: uuid.UUID) -> Response:
     session = request_session()
     action = session.get(Action, action_id)
     if action is None or action.shop_id != g.shop.id:
-        raise NotFound("action not found")
+        raise NotFound(said("action not found"))
     attempts = list(
         session.scalars(
             select(ActionAttempt)
@@ -332,7 +335,7 @@ def shop_test_stripe_key() -> Response:
             "granted": list(report.granted),
             "missing": list(report.missing),
             "unknown": list(report.unknown),
-            "message": report.advice(),
+            "message": in_reader_words(permission_advice(report)),
         }
     )
 
@@ -370,5 +373,8 @@ def _limit(value: str | None) -> int:
         return PAGE_DEFAULT
     # Digits only: int() would also take " 7", "+7" and "1_0".
     if not value.isascii() or not value.isdigit() or len(value) > 10:
-        raise InvalidInput(f"limit is a whole number from 1 to {PAGE_MAXIMUM}", field="limit")
+        raise InvalidInput(
+            said("limit is a whole number from 1 to %(max)s", max=str(PAGE_MAXIMUM)),
+            field="limit",
+        )
     return integer(int(value), "limit", minimum=1, maximum=PAGE_MAXIMUM)

@@ -21,6 +21,7 @@ from app.staff.tokens import issue_token, lifetime_from_days, list_tokens, revok
 from app.web.api.parsing import json_body, text_field
 from app.web.api.routes import bp
 from app.web.auth import require_staff
+from app.words import said
 
 
 @bp.get("/staff")
@@ -139,5 +140,5 @@ def token_json(token: StaffToken) -> dict[str, Any]:
 def _limits(body: dict[str, Any]) -> dict[str, object] | None:
     limits = body.get("approval_limits")
     if limits is not None and not isinstance(limits, dict):
-        raise InvalidInput("approval_limits must be an object", field="approval_limits")
+        raise InvalidInput(said("approval_limits must be an object"), field="approval_limits")
     return limits
