@@ -1,7 +1,8 @@
 """The case page says the guard's checks through the message catalogue, in the admin's locale.
 
-The guard keeps each check's reason as a catalogue message and its values; the page says it
-with the admin's catalogue and formats its money as the admin's locale writes money. A
+The guard keeps each check's reason as a catalogue message and its values (so do the
+executor, for why an action stopped, and the approvals, for why one was voided); the page
+says it with the admin's catalogue and formats its money as the admin's locale writes money. A
 pseudo-translation proves it: a catalogue that wraps every message in ⟦…⟧, installed for
 German, shows each reason wrapped and its amounts the German way. A verdict stored before
 reasons were kept as sentences has only its English, and the page shows that as stored.
@@ -25,12 +26,15 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy.orm import Session
 
-from app.actors import Surface, staff
+from app.actors import WORKER, Surface, staff
 from app.approvals.digest import digest_of
-from app.approvals.models import Proposal, ProposalStatus
+from app.approvals.models import Approval, Proposal, ProposalStatus
+from app.approvals.service import reject_proposal
 from app.cases.models import Case, CaseStatus, Customer, Order
 from app.cases.service import open_case
 from app.clock import utcnow
+from app.execution.models import Action, ActionStatus
+from app.execution.status import stop_action
 from app.guard import (
     CapRule,
     IdentityLevel,
@@ -44,7 +48,7 @@ from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop
 from app.web import admin_text
-from app.words import Sentence
+from app.words import Sentence, said
 from integrations.provider import ActionKind, PaymentFacts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -285,3 +289,75 @@ def test_a_stored_verdict_without_sentences_reads_as_its_english(translations_di
     again = verdict.to_dict()
     assert again["checks"][0]["reason"] == STORED_ENGLISH
     assert Sentence.from_dict(again["checks"][0]["said"]) == Sentence(STORED_ENGLISH)
+
+
+def test_why_an_action_stopped_and_an_approval_was_voided_are_said_in_the_admins_catalogue(
+    client: FlaskClient, session: Session, settings: Settings
+) -> None:
+    case = a_refund_case(session, settings)
+    proposal = a_proposal(session, case, a_checked_refund().to_dict())
+    now = utcnow()
+    session.add(
+        Approval(
+            shop_id=case.shop_id,
+            proposal_id=proposal.id,
+            digest=proposal.digest,
+            approver=APPROVER,
+            created_at=now,
+            expires_at=now + timedelta(hours=1),
+        )
+    )
+    action = Action(
+        id=uuid.uuid4(),
+        shop_id=case.shop_id,
+        case_id=case.id,
+        proposal_id=proposal.id,
+        proposal_revision=proposal.revision,
+        digest=proposal.digest,
+        kind="refund",
+        provider="stripe",
+        target=PAYMENT,
+        customer_ref=CUSTOMER,
+        amount=4800,
+        currency="usd",
+        money_ref=PAYMENT,
+        idempotency_key="caseward-action-test",
+        status=ActionStatus.QUEUED,
+        approved_by=[APPROVER],
+        approval_expires_at=now + timedelta(hours=1),
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(action)
+    session.flush()
+    stop_action(
+        session,
+        action,
+        ActionStatus.HALTED,
+        said("the shop's kill switch is on"),
+        actor=WORKER,
+        now=now,
+    )
+    reject_proposal(
+        session,
+        shop=shop_of(session, case),
+        proposal_id=proposal.id,
+        actor=staff(OWNER, Surface.SHOPIFY_ADMIN),
+        reason="Not this one.",
+        now=now,
+    )
+    session.commit()
+
+    page = text_of(
+        open_page(client, shop_of(session, case), VIEWER, f"/app/cases/{case.id}", locale=PSEUDO)
+    )
+
+    # On the action, in its timeline and beside the voided approval: the admin's words.
+    assert page.count("⟦the shop's kill switch is on⟧") >= 2, page
+    assert "⟦the proposal was rejected⟧" in page
+    assert "the shop's kill switch is on" not in page.replace("⟦the shop's kill switch is on⟧", "")
+    # The record keeps the English.
+    assert (action.status_reason, action.status_sentence) == (
+        "the shop's kill switch is on",
+        said("the shop's kill switch is on").to_dict(),
+    )
