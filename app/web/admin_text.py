@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 from babel import Locale, UnknownLocaleError
@@ -105,7 +106,15 @@ def reason_text(sentence: Mapping[str, Any] | None, english: str | None) -> str 
 def moment_text(moment: datetime, locale: str) -> str:
     """A stored time as the locale writes dates and times, in UTC (and saying so)."""
     aware = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    return format_datetime(aware, format="medium", tzinfo=UTC, locale=locale) + " UTC"
+    return (
+        format_datetime(aware, format="medium", tzinfo=UTC, locale=_babel_locale(locale)) + " UTC"
+    )
+
+
+@cache
+def _babel_locale(locale: str) -> Locale:
+    # Parsed once per locale: a page of cases formats hundreds of times.
+    return Locale.parse(locale)
 
 
 # ------------------------------------------------------------------ stored codes in words
@@ -134,10 +143,11 @@ TONES: dict[str, str] = {
 }
 
 
-def say(group: str, code: str) -> str:
-    """A stored code of ``group`` (``"action"``, ``"check"`` ...) in the admin's words;
-    a code the catalogue does not know yet is shown as stored."""
-    return Code(group, code).in_words(get_translations())
+def say(group: str, code: str, translations: Translations | None = None) -> str:
+    """A stored code of ``group`` (``"action"``, ``"check"`` ...) in the admin's words
+    (``translations``: the request's, when the caller already holds them); a code the
+    catalogue does not know yet is shown as stored."""
+    return Code(group, code).in_words(translations or get_translations())
 
 
 def tone(status: str) -> str:

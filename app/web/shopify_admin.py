@@ -25,6 +25,7 @@ the verification result lives on the request.
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec
 
@@ -53,6 +54,7 @@ from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy, staff_member
 from app.staff.tokens import TOKEN_PREFIX
 from app.web.admin_text import (
+    catalogue,
     current_locale,
     moment_text,
     money_text,
@@ -259,20 +261,30 @@ def admin_url(endpoint: str, **values: Any) -> str:
     return url_for(endpoint, **carried, **values)
 
 
+def case_links() -> Callable[[uuid.UUID], str]:
+    """Links to case pages, as :func:`admin_url` makes them: one is built, the others are
+    made from it (a queue of 200 cases spent a fifth of its time in the URL map)."""
+    any_case = uuid.UUID(int=0)
+    link = admin_url("shopify_admin.case", case_id=any_case)
+    return lambda case_id: link.replace(str(any_case), str(case_id), 1)
+
+
 @bp.context_processor
 def _page_helpers() -> dict[str, object]:
     """What every admin template uses: App Bridge's key and address, links, the locale's
     money and dates, the catalogue's words for stored codes."""
     locale = current_locale()
+    translations = catalogue()
     return {
         "api_key": g.get("shopify_api_key"),
         "app_bridge_url": current_app.config["CASEWARD_SETTINGS"].shopify_app_bridge_url,
         "admin_url": admin_url,
+        "case_link": case_links(),
         "locale": locale,
         "money_text": lambda amount, currency: money_text(amount, currency, locale),
         "moment_text": lambda moment: moment_text(moment, locale),
         "reason_text": reason_text,
-        "say": say,
+        "say": lambda group, code: say(group, code, translations),
         "tone": tone,
     }
 
