@@ -795,3 +795,68 @@ def test_a_resend_the_fresh_checks_refuse_goes_to_a_person(
     assert action["status_reason"].startswith("checks at execution: Refund of $48.00 exceeds")
     assert [a["purpose"] for a in action["attempts"]] == ["submit", "find"]
     assert _last_event(session, action_id, "action.needs_decision").created_at == moment
+
+
+# ------------------------------------------------------------------ adapter cannot be built
+
+
+def _adapters_failing_from_call(ctx: ExecutionContext, failing_call: int) -> ExecutionContext:
+    """The shop's real adapters, until the ``failing_call``-th is asked for: by then the
+    shop's Stripe connection is gone (removed between a look-up and a resend)."""
+    calls = [0]
+
+    def adapters(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
+        calls[0] += 1
+        if calls[0] >= failing_call:
+            raise ValueError("the Stripe connection was removed")
+        return ctx.adapters(session, shop_id, provider)
+
+    return replace(ctx, adapters=adapters)
+
+
+def test_a_first_send_whose_adapter_cannot_be_built_cannot_run_and_says_why(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    moment = utcnow()
+
+    assert execute_action(_pinned(_adapters_failing_from_call(ctx, 1), moment), action_id) == (
+        "cannot_run"
+    )
+
+    reason = "the action cannot run: the Stripe connection was removed"
+    action = action_json(approver, str(action_id))
+    assert (action["status_reason"], action["attempts"]) == (reason, [])
+    stopped = _last_event(session, action_id, "action.cannot_run")
+    assert (stopped.created_at, stopped.data["reason"]) == (moment, reason)
+    assert refunds_of_action(account, str(action_id)) == []
+
+
+def test_a_resend_whose_adapter_cannot_be_built_goes_to_a_person(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
+    moment = utcnow()
+
+    # The look-up finds nothing; by the resend the connection is gone. The first send may
+    # still land, so this is a person's decision, not "cannot run".
+    assert reconcile_action(_pinned(_adapters_failing_from_call(ctx, 2), moment), action_id) == (
+        "needs_decision"
+    )
+
+    reason = "the action cannot run: the Stripe connection was removed"
+    action = action_json(approver, str(action_id))
+    assert action["status_reason"] == reason
+    assert [a["purpose"] for a in action["attempts"]] == ["submit", "find"]
+    decided = _last_event(session, action_id, "action.needs_decision")
+    assert (decided.created_at, decided.data["reason"]) == (moment, reason)
+    assert refunds_of_action(account, str(action_id)) == []
