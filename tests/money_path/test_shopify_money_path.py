@@ -180,6 +180,19 @@ def _refunds_at_shopify(shopify: ShopifySandbox, store: Store) -> list[tuple[int
         ]
 
 
+def _lines_refunded_at_shopify(shopify: ShopifySandbox, store: Store) -> list[tuple[str, int]]:
+    """(line item gid, quantity) of every refunded line on the order."""
+    number = parse_gid(store.order, "Order")
+    assert number is not None
+    with shopify.store.lock:
+        order = shopify.store.shop(store.domain).orders[number]
+        return [
+            (f"gid://shopify/LineItem/{line.line_item_id}", line.quantity)
+            for refund in order.refunds
+            for line in refund.lines
+        ]
+
+
 def _failing_checks(proposal: dict[str, Any]) -> list[str]:
     return [c["reason"] for c in proposal["verdict"]["checks"] if not c["passed"]]
 
@@ -209,6 +222,8 @@ def test_a_shopify_order_is_refunded_once_through_shopify_after_a_persons_approv
     [(amount, note)] = _refunds_at_shopify(shopify, store)
     assert amount == APRON
     assert note.endswith(f"caseward_action_id={action_id}")
+    # The line refunded is the one reviewed, with its quantity.
+    assert _lines_refunded_at_shopify(shopify, store) == [(store.apron_line, 1)]
     action = action_json(approver, action_id)
     assert action["provider_ref"] and action["provider_ref"].startswith("gid://shopify/Refund/")
     assert [(a["purpose"], a["outcome"]) for a in action["attempts"]] == [("submit", "answered")]
