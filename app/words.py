@@ -16,7 +16,11 @@ survive JSON (:meth:`Sentence.to_dict`, :meth:`Sentence.from_dict`), so a verdic
 today is shown tomorrow in whatever language its reader has.
 
 Values that name things (payment ids, order names, a provider's own error text) are
-passed as they are: only Caseward's own words are translated.
+passed as they are: only Caseward's own words are translated. The adapters under
+``integrations/`` speak for their provider and know nothing of the catalogue, so what they
+say of a refusal (Stripe's message, or a Shopify order with no settled payment) is shown
+as the provider's words, inside a sentence of Caseward's ("the provider refused the
+action: ...").
 """
 
 from __future__ import annotations
