@@ -10,6 +10,7 @@ with the adapters the worker builds, and the evidence is what each sandbox holds
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ from fault_support import (
     wait_for_status,
 )
 from flask.testing import FlaskClient
-from money_path_harness import Account, Staff, WorkerProcess
+from money_path_harness import Account, Staff, WorkerProcess, wait_for
 from rq import Queue
 from shopify_support import deliver_webhook, serving_sandbox
 from sqlalchemy import update
@@ -40,6 +41,7 @@ from app.crypto import secret_box
 from app.demo import LinenShop
 from app.execution.executor import ExecutionContext, execute_action, reconcile_action
 from app.execution.models import Action
+from app.execution.providers import connection_adapters
 from app.queue import connect_redis
 from app.settings import Settings
 from app.shopify.install import record_install
@@ -461,3 +463,56 @@ def test_an_order_change_at_shopify_queues_a_refresh_of_that_customers_orders(
     assert ours.get_json()["acted"] == "orders_refresh_queued"
     assert background.job_ids == [f"orders-{customer}"]
     assert background.fetch_job(f"orders-{customer}").args == (str(customer),)
+
+
+def test_two_refunds_of_one_money_checked_at_once_are_checked_one_after_the_other(
+    store: Store,
+    shopify: ShopifySandbox,
+    sandbox: StripeSandbox,
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    settings: Settings,
+) -> None:
+    # Provider calls that wait longer than the hold below.
+    patient = replace(settings, provider_timeout_seconds=30.0)
+    ctx = replace(ctx, adapters=connection_adapters(patient, secret_box(patient)), settings=patient)
+    # $48.00 through Stripe and $49.00 through Shopify: each fits in the $96.00 paid, not
+    # both. Proposed while nothing is in flight, both are approved.
+    stripe_refund = case_json(approver, linen.case_id)["proposals"][0]
+    shopify_refund = _propose(
+        proposer, linen.case_id, _shopify_refund(store, APRON + 100, quantity=2)
+    )
+    through_stripe = uuid.UUID(approve(approver, stripe_refund))
+    through_shopify = uuid.UUID(approve(approver, shopify_refund))
+    # The Stripe refund's fresh read waits inside Stripe, its check under way.
+    hold = sandbox.arm_fault("hold", method="GET", path="/v1/payment_intents/*", account=account.id)
+    ended: dict[uuid.UUID, str] = {}
+
+    def execute(action_id: uuid.UUID) -> None:
+        ended[action_id] = execute_action(ctx, action_id)
+
+    first = threading.Thread(target=execute, args=(through_stripe,))
+    first.start()
+    try:
+        wait_for(
+            lambda: any(h.id == hold.id and h.waiting for h in sandbox.holds()),
+            what="the Stripe refund's read held",
+        )
+        second = threading.Thread(target=execute, args=(through_shopify,))
+        second.start()
+        # The Shopify refund waits for the same money's lock (or, were there none, would
+        # finish its own check meanwhile).
+        second.join(timeout=2.0)
+    finally:
+        sandbox.release_hold(hold.id)
+    first.join(timeout=30)
+    second.join(timeout=30)
+
+    # The Stripe refund saw the Shopify one queued and stopped; the Shopify one, checked
+    # after it, saw nothing else in flight and went out. Checked together, neither would.
+    assert ended == {through_stripe: "halted", through_shopify: "succeeded"}
+    assert [amount for amount, _ in _refunds_at_shopify(shopify, store)] == [APRON + 100]
+    assert refunds_of_action(account, str(through_stripe)) == []
