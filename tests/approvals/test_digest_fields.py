@@ -123,3 +123,43 @@ def test_the_digest_of_a_reviewed_proposal_stays_the_same_across_releases() -> N
     assert digest_of(REVIEWED, POLICY_VERSION) == (
         "583b3eadf073e0dfe742510753b8e244ba173bd89d1bfc47f33145e08059fa27"
     )
+
+
+# A Shopify refund names each line's quantity too (Shopify refunds lines by quantity).
+BY_QUANTITY = replace(
+    REVIEWED,
+    provider="shopify",
+    target="gid://shopify/Order/1001",
+    line_items=[
+        {"line_id": "gid://shopify/LineItem/1", "amount": 4800, "quantity": 2},
+        {"line_id": "gid://shopify/LineItem/2", "amount": 1800, "quantity": 1},
+    ],
+)
+
+QUANTITY_CHANGES: dict[str, Callable[[Reviewed], Reviewed]] = {
+    "quantity": lambda r: replace(
+        r, line_items=[{**r.line_items[0], "quantity": 1}, r.line_items[1]]
+    ),
+    "quantity left out": lambda r: replace(
+        r,
+        line_items=[
+            {"line_id": r.line_items[0]["line_id"], "amount": r.line_items[0]["amount"]},
+            r.line_items[1],
+        ],
+    ),
+    "line item id": lambda r: replace(
+        r, line_items=[{**r.line_items[0], "line_id": "gid://shopify/LineItem/3"}, r.line_items[1]]
+    ),
+    "line item amount": lambda r: replace(
+        r, line_items=[{**r.line_items[0], "amount": 4700}, r.line_items[1]]
+    ),
+}
+
+
+@pytest.mark.parametrize("change", list(QUANTITY_CHANGES))
+def test_changing_a_line_refunded_by_quantity_changes_the_digest(change: str) -> None:
+    changed = QUANTITY_CHANGES[change](BY_QUANTITY)
+
+    assert digest_of(changed, POLICY_VERSION) != digest_of(BY_QUANTITY, POLICY_VERSION), (
+        f"an approval of the reviewed lines must not cover a changed {change}"
+    )
