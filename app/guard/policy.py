@@ -44,11 +44,11 @@ class PolicyError(ValueError):
     language; ``reason`` is its English.
     """
 
-    def __init__(self, field: str, reason: str | Sentence) -> None:
+    def __init__(self, field: str, reason: Sentence) -> None:
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = str(reason)
-        self.sentence = reason if isinstance(reason, Sentence) else Sentence(self.reason)
+        self.sentence = reason
 
 
 @dataclass(frozen=True)

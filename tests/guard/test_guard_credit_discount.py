@@ -180,6 +180,12 @@ def test_an_amount_off_discount_passes() -> None:
     assert verdict.check(CheckName.DISCOUNT_TERMS).reason == "$10.00 off, for 3 months."
 
 
+def test_a_discount_repeating_for_one_month_says_so_in_the_singular() -> None:
+    verdict = discount(usd(1000), amount_off=1000, duration="repeating", duration_in_months=1)
+
+    assert verdict.check(CheckName.DISCOUNT_TERMS).reason == "$10.00 off, for 1 month."
+
+
 def test_a_percent_discount_must_state_its_value_at_risk() -> None:
     verdict = discount(None, percent_off=20, duration="once")
 
