@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -330,7 +330,8 @@ def test_a_late_credit_discount_or_change_is_recognised_before_the_resend(
         "delay", method="GET", path=look_up, account=account.id, ms=1000, when="after"
     )
 
-    reconcile_action(patient_ctx, uuid.UUID(action_id))
+    moment = utcnow()
+    reconcile_action(replace(patient_ctx, clock=lambda: moment), uuid.UUID(action_id))
 
     action = action_json(approver, action_id)
     attempts = [(a["purpose"], a["outcome"]) for a in action["attempts"]]
@@ -339,6 +340,7 @@ def test_a_late_credit_discount_or_change_is_recognised_before_the_resend(
     events = _events_of(approver, linen, action_id)
     [reported] = [e for e in events if e["kind"] == "action.provider_status"]
     assert reported["data"]["source"] == "re-check"
+    assert datetime.fromisoformat(reported["created_at"]) == moment
     assert reported["data"]["provider_ref"] == action["provider_ref"]
     if kind == "customer_credit":
         credits = account.stripe.v1.customers.balance_transactions.list(customer).data
