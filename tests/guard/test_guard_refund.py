@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from guard_builders import (
     NOW,
     PAYMENT,
@@ -452,11 +453,13 @@ def test_refund_window_falls_back_to_fulfilment_and_waits_for_it() -> None:
     )
 
 
-def test_refund_window_without_the_order_is_blocked() -> None:
-    verdict = check(propose(amount=usd(4800)), payment(), policy=PolicyRules(refund_window_days=30))
+@pytest.mark.parametrize(("days", "within"), [(30, "30 days"), (1, "1 day")])
+def test_refund_window_without_the_order_is_blocked(days: int, within: str) -> None:
+    policy = PolicyRules(refund_window_days=days)
+    verdict = check(propose(amount=usd(4800)), payment(), policy=policy)
 
     assert verdict.reasons == (
-        "The shop's policy allows refunds within 30 days of delivery, and no store order was "
+        f"The shop's policy allows refunds within {within} of delivery, and no store order was "
         f"found for payment {PAYMENT} to tell when it was delivered.",
     )
 
