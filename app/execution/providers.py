@@ -98,7 +98,7 @@ class _ShopifyAdapters:
                 raise Forbidden(
                     said(
                         "Shopify no longer accepts the shop's token (%(code)s): "
-                        "open Caseward in the shop's admin to grant it again",
+                        "remove Caseward from the shop and install it again to grant a new one",
                         code=exc.code,
                     ),
                     code="not_connected",
