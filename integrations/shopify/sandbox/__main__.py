@@ -1,7 +1,7 @@
 """Run the Shopify sandbox as a process (the offline demo, or tests of the entry point).
 
     python -m integrations.shopify.sandbox --host 127.0.0.1 --port 12112
-        [--app-url URL] [--no-demo] [--webhook URL]
+        [--app-url URL] [--app-proxy-url URL] [--no-demo] [--webhook URL]
         [--demo-payment-reference pi_... | --demo-payment-reference-file PATH]
 
 Prints ``KEY=value`` lines (URL, control token, app credentials, the demo shop and its
@@ -49,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="where the embedded app is served: the stand-in admin frames its /app",
     )
+    parser.add_argument(
+        "--app-proxy-url",
+        default=None,
+        help="the app's proxy address: storefront requests to /apps/caseward go there",
+    )
     paid_by = parser.add_mutually_exclusive_group()
     paid_by.add_argument(
         "--demo-payment-reference",
@@ -73,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         api_key=args.api_key, api_secret=args.api_secret, control_token=args.control_token
     )
     sandbox.standin.app_url = args.app_url
+    sandbox.storefront.app_proxy_url = args.app_proxy_url
     reference = args.demo_payment_reference
     if args.demo_payment_reference_file is not None and not args.no_demo:
         reference = _wait_for_reference(args.demo_payment_reference_file)

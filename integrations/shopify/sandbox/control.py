@@ -106,6 +106,12 @@ def shopify_control_router(sandbox: ShopifySandbox) -> ControlRouter:
         "/_sandbox/shops/{shop}/requests",
         lambda b, p: [r.to_json() for r in s.received_requests(p["shop"])],
     )
+    add(
+        "POST",
+        "/_sandbox/shops/{shop}/storefront/embed",
+        lambda b, p: s.storefront.configure_embed(p["shop"], **b).to_json(),
+    )
+    add("POST", "/_sandbox/app_proxy", lambda b, p: _set_app_proxy_url(s, b.get("url")))
     add("POST", "/_sandbox/faults", lambda b, p: s.arm_fault(fault_from_json(b)).to_json())
     add(
         "POST",
@@ -128,6 +134,11 @@ def shopify_control_router(sandbox: ShopifySandbox) -> ControlRouter:
     return router
 
 
+def _set_app_proxy_url(sandbox: ShopifySandbox, url: object) -> JSON:
+    sandbox.storefront.app_proxy_url = None if url is None else str(url)
+    return {"url": sandbox.storefront.app_proxy_url}
+
+
 def _seed_order(sandbox: ShopifySandbox, shop: str, body: JSON) -> str:
     return sandbox.seed_order(
         shop,
@@ -141,4 +152,8 @@ def _seed_order(sandbox: ShopifySandbox, shop: str, body: JSON) -> str:
         delivered_at=body.get("delivered_at"),
         created_at=body.get("created_at"),
         authorize_then_capture=bool(body.get("authorize_then_capture")),
+        carrier=body.get("carrier"),
+        tracking_number=body.get("tracking_number"),
+        tracking_url=body.get("tracking_url"),
+        estimated_delivery_at=body.get("estimated_delivery_at"),
     )

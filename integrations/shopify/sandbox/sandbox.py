@@ -50,6 +50,7 @@ from .state import (
     gid,
     parse_gid,
 )
+from .storefront import Storefront
 from .webhooks import DELIVERY_TIMEOUT, RETRY_DELAYS, Event, Subscription, WebhookDispatcher
 
 JSON = dict[str, Any]
@@ -142,6 +143,8 @@ class ShopifySandbox(SandboxBase):
         )
         # The admin around the embedded app (``standin.app_url`` says where the app is).
         self.standin = AdminStandIn(self)
+        # The shops' storefronts and the app proxy (``storefront.app_proxy_url``).
+        self.storefront = Storefront(self)
 
     # -- serving ---------------------------------------------------------------------------
 
@@ -158,12 +161,15 @@ class ShopifySandbox(SandboxBase):
     def handle_api(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes
     ) -> Response:
-        """Serve one request to the Admin API, logged as it arrives and with its answer."""
+        """Serve one request to the Admin API, logged as it arrives and with its answer
+        (the stand-in admin's and a shop's storefront pages are not the API: unlogged)."""
         path = target.partition("?")[0]
         if path.startswith(STANDIN_PREFIX):
             return self.standin.handle(method.upper(), target)
         domain = (headers.get("Host") or "").partition(":")[0].strip().lower()
         shop = self.store.shops.get(domain)
+        if shop is not None and self.storefront.serves(path):
+            return self.storefront.handle(shop.domain, method.upper(), target, headers, body)
         graphql = path.startswith("/admin/api/") and path.endswith("/graphql.json")
         key, operation = describe(body) if graphql else (None, None)
         entry = self.received.arrived(method, target, shop.domain if shop else None, key, operation)
@@ -306,12 +312,19 @@ class ShopifySandbox(SandboxBase):
         created_at: float | datetime | None = None,
         authorize_then_capture: bool = False,
         test: bool = False,
+        carrier: str | None = None,
+        tracking_number: str | None = None,
+        tracking_url: str | None = None,
+        estimated_delivery_at: float | datetime | None = None,
     ) -> str:
         """A paid order; returns its gid. Amounts are minor units: ``lines`` items are
         ``{"title", "quantity", "price"}`` (unit price; ``sku``/``variant_title``
         optional). The payment is one SALE, or an AUTHORIZATION and its CAPTURE, through
         ``gateway``; ``payment_reference`` (a Stripe payment intent id for a Stripe-paid
-        order) becomes the transaction's ``paymentId`` and is in its receipt."""
+        order) becomes the transaction's ``paymentId`` and is in its receipt.
+
+        ``fulfilled_at`` ships every line in one fulfillment; with a ``carrier`` or a
+        ``tracking_number`` it is in transit from then until ``delivered_at``."""
         now = self.clock.now()
         created = _timestamp(created_at, now)
         with self.store.lock:
@@ -340,6 +353,7 @@ class ShopifySandbox(SandboxBase):
             self._pay(order, gateway, payment_reference, created, authorize_then_capture)
             if fulfilled_at is not None:
                 shipped = _timestamp(fulfilled_at, created)
+                tracked = carrier is not None or tracking_number is not None
                 order.fulfillments.append(
                     Fulfillment(
                         id=self.store.next_id(),
@@ -347,6 +361,15 @@ class ShopifySandbox(SandboxBase):
                         created_at=shipped,
                         quantity=sum(line.quantity for line in order.lines),
                         delivered_at=_timestamp(delivered_at, shipped) if delivered_at else None,
+                        carrier=carrier,
+                        tracking_number=tracking_number,
+                        tracking_url=tracking_url,
+                        in_transit_at=shipped if tracked else None,
+                        estimated_delivery_at=(
+                            _timestamp(estimated_delivery_at, shipped)
+                            if estimated_delivery_at is not None
+                            else None
+                        ),
                     )
                 )
                 order.updated_at = max(created, shipped, _timestamp(delivered_at, shipped))
