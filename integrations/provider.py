@@ -153,6 +153,23 @@ class OrderLine:
 
 
 @dataclass(frozen=True)
+class Shipment:
+    """One parcel of a store order as the carrier reported it to the store.
+
+    ``status`` is the store's word for where it stands, lower-case (``in_transit``,
+    ``out_for_delivery``, ``delivered``, ``fulfilled`` when no carrier has reported yet,
+    ...). ``shipped_at`` is when the store sent it, which orders several shipments."""
+
+    status: str
+    carrier: str | None = None
+    tracking_number: str | None = None
+    tracking_url: str | None = None
+    estimated_delivery: datetime | None = None
+    delivered_at: datetime | None = None
+    shipped_at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class OrderFacts:
     """The store's order behind a payment (Shopify), for line-item bounds and windows."""
 
@@ -167,6 +184,8 @@ class OrderFacts:
     total: int | None = None
     created_at: datetime | None = None
     customer_id: str | None = None
+    # Where the goods are, oldest shipment first: read only, to answer the customer.
+    shipments: tuple[Shipment, ...] = ()
 
 
 # ---------------------------------------------------------------- writes

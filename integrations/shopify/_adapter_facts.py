@@ -9,7 +9,10 @@ for an order:
    or when it was paid in a presentment currency other than the shop's: a refund must
    never be bounded by a partial picture, nor by amounts in the wrong currency;
 3. count what was received (successful sales and captures), and each refund with the
-   status its refund transactions carry and our action id recovered from its ``note``.
+   status its refund transactions carry and our action id recovered from its ``note``;
+4. list where the goods are (:func:`shipments_of`): one shipment per tracking number of
+   each fulfillment that went out, read only, to answer the customer; an order too large
+   to bound a refund still says where it is.
 
 Our marker on a write is the text ``caseward_action_id=<id>`` at the end of the field
 Shopify keeps as we wrote it: a refund's ``note``, a discount's ``title``. Store credit
@@ -31,11 +34,13 @@ from integrations.provider import (
     ProviderError,
     ProviderRefund,
     ProviderStatus,
+    Shipment,
 )
 from integrations.shopify.documents import (
     CUSTOMER_STORE_CREDIT,
     CUSTOMER_WITH_ORDERS,
     ORDER_FOR_REFUND,
+    Fulfillment,
     OrderForRefund,
     Refund,
     Transaction,
@@ -239,7 +244,38 @@ def order_facts(order: OrderForRefund) -> OrderFacts:
         total=order.total.amount,
         created_at=order.created_at,
         customer_id=order.customer_id,
+        shipments=shipments_of(order),
     )
+
+
+def shipments_of(order: OrderForRefund) -> tuple[Shipment, ...]:
+    """Each parcel of the fulfillments that went out (cancelled or failed ones sent
+    nothing), oldest first: one per tracking number, or one untracked."""
+    sent = sorted(
+        (f for f in order.fulfillments if f.status == SETTLED), key=lambda f: f.created_at
+    )
+    return tuple(
+        Shipment(
+            status=shipment_status(fulfillment),
+            carrier=tracking.company if tracking else None,
+            tracking_number=tracking.number if tracking else None,
+            tracking_url=tracking.url if tracking else None,
+            estimated_delivery=fulfillment.estimated_delivery_at,
+            delivered_at=fulfillment.delivered_at,
+            shipped_at=fulfillment.created_at,
+        )
+        for fulfillment in sent
+        for tracking in fulfillment.tracking or (None,)
+    )
+
+
+def shipment_status(fulfillment: Fulfillment) -> str:
+    """Shopify's display status in lower case; without one, what its dates say."""
+    if fulfillment.display_status:
+        return fulfillment.display_status.lower()
+    if fulfillment.delivered_at is not None:
+        return "delivered"
+    return "in_transit" if fulfillment.in_transit_at is not None else "fulfilled"
 
 
 def customer_orders(client: AdminClient, target: str, limit: int) -> tuple[OrderFacts, ...]:
@@ -269,6 +305,7 @@ def customer_orders(client: AdminClient, target: str, limit: int) -> tuple[Order
                     total=summary.total.amount,
                     created_at=summary.created_at,
                     customer_id=found.id,
+                    shipments=shipments_of(order) if order is not None else (),
                 )
             )
     return tuple(orders)

@@ -24,9 +24,14 @@ Choices the schema forced:
   (:data:`CUSTOMER_STORE_CREDIT`).
 * Page sizes keep each query's requested cost under Shopify's single-query maximum
   (1,000 points): an order is read with up to 30 lines, 20 transactions, 5 refunds of up
-  to 10 lines and 5 transactions each, and 10 fulfillments; ``OrderForRefund.complete`` is
-  False when any of those lists may have been cut, and such an order must not be used to
+  to 10 lines and 5 transactions each, and 10 fulfillments with up to 5 tracking numbers
+  each; ``OrderForRefund.complete`` is False when any of those lists but the tracking
+  numbers (which bound nothing) may have been cut, and such an order must not be used to
   bound a refund. :data:`CUSTOMER_STORE_CREDIT` takes ``$transactions`` up to 50.
+* A fulfillment's carrier, tracking number and link are its ``trackingInfo`` (a plain
+  list, not a connection: ``first`` truncates it); where it stands is ``displayStatus``
+  (``IN_TRANSIT``, ``DELIVERED``, ...), with ``inTransitAt``, ``estimatedDeliveryAt`` and
+  ``deliveredAt`` as the carrier reported them.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ REFUNDS_PAGE = 5
 REFUND_LINES_PAGE = 10
 REFUND_TRANSACTIONS_PAGE = 5
 FULFILLMENTS_PAGE = 10
+TRACKING_PAGE = 5
 
 _SHOP_AMOUNT = """
 fragment ShopAmount on MoneyBag {
@@ -197,7 +203,10 @@ query OrderForRefund($id: ID!) {{
       status
       displayStatus
       createdAt
+      inTransitAt
+      estimatedDeliveryAt
       deliveredAt
+      trackingInfo(first: {TRACKING_PAGE}) {{ company number url }}
     }}
     disputes {{ id status }}
   }}
@@ -422,12 +431,24 @@ class Refund:
 
 
 @dataclass(frozen=True)
+class TrackingInfo:
+    """One parcel's tracking: the carrier (Shopify's ``company``), its number and link."""
+
+    company: str | None
+    number: str | None
+    url: str | None
+
+
+@dataclass(frozen=True)
 class Fulfillment:
     id: str
-    status: str
-    display_status: str | None
+    status: str  # FulfillmentStatus: SUCCESS, CANCELLED, ERROR, FAILURE (OPEN, PENDING legacy)
+    display_status: str | None  # FulfillmentDisplayStatus: IN_TRANSIT, DELIVERED, ...
     created_at: datetime
     delivered_at: datetime | None
+    in_transit_at: datetime | None = None
+    estimated_delivery_at: datetime | None = None
+    tracking: tuple[TrackingInfo, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -601,6 +622,14 @@ def read_order_for_refund(data: Mapping[str, Any]) -> OrderForRefund | None:
             display_status=node.get("displayStatus"),
             created_at=_moment(node["createdAt"]),
             delivered_at=_optional_moment(node.get("deliveredAt")),
+            in_transit_at=_optional_moment(node.get("inTransitAt")),
+            estimated_delivery_at=_optional_moment(node.get("estimatedDeliveryAt")),
+            tracking=tuple(
+                TrackingInfo(
+                    company=info.get("company"), number=info.get("number"), url=info.get("url")
+                )
+                for info in node.get("trackingInfo") or ()
+            ),
         )
         for node in order["fulfillments"]
     )

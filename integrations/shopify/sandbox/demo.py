@@ -2,10 +2,10 @@
 
 It mirrors the app's own demo data: the shop ``linen-and-loom.myshopify.com`` (owner,
 approver and proposer on staff, and a fourth member to whom the app gives no role), the
-customer Maya Lin, and order #1001: two linen aprons at $48, paid $96, fulfilled six
-days ago and delivered three days ago. When the demo's Stripe payment intent is known
-it is the payment's reference (a Stripe-paid order); otherwise the order is paid
-through Shopify Payments.
+customer Maya Lin, and order #1001: two linen aprons at $48, paid $96, shipped with UPS
+six days ago (a tracking number and link) and delivered three days ago. When the demo's
+Stripe payment intent is known it is the payment's reference (a Stripe-paid order);
+otherwise the order is paid through Shopify Payments.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from .sandbox import ShopifySandbox
 DEMO_SHOP = "linen-and-loom"
 OWNER_USER_ID, APPROVER_USER_ID, PROPOSER_USER_ID, VIEWER_USER_ID = 1001, 1002, 1003, 1004
 DAY = 24 * 3600.0
+# A tracking number in UPS's form; the sandbox tracks nothing.
+DEMO_TRACKING_NUMBER = "1Z999AA10123456784"
 
 
 @dataclass(frozen=True)
@@ -51,5 +53,9 @@ def seed_demo_shop(sandbox: ShopifySandbox, *, payment_reference: str | None = N
         created_at=now - 8 * DAY,
         fulfilled_at=now - 6 * DAY,
         delivered_at=now - 3 * DAY,
+        carrier="UPS",
+        tracking_number=DEMO_TRACKING_NUMBER,
+        tracking_url=f"https://www.ups.com/track?tracknum={DEMO_TRACKING_NUMBER}",
+        estimated_delivery_at=now - 3 * DAY,
     )
     return DemoShop(shop.domain, customer, order)

@@ -179,7 +179,14 @@ def order(shop: Shop, record: Order) -> JSON:
                 "order_id": record.id,
                 "name": f.name,
                 "status": f.status.lower(),
-                "shipment_status": "delivered" if f.delivered_at else None,
+                "shipment_status": (
+                    None if f.display_status == "FULFILLED" else f.display_status.lower()
+                ),
+                "tracking_company": f.carrier,
+                "tracking_number": f.tracking_number,
+                "tracking_numbers": [f.tracking_number] if f.tracking_number else [],
+                "tracking_url": f.tracking_url,
+                "tracking_urls": [f.tracking_url] if f.tracking_url else [],
                 "created_at": rest_time(f.created_at),
                 "updated_at": rest_time(f.delivered_at or f.created_at),
                 "admin_graphql_api_id": gid("Fulfillment", f.id),

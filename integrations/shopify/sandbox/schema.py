@@ -37,6 +37,7 @@ scalar Decimal
 scalar JSON
 scalar Money
 scalar UnsignedInt64
+scalar URL
 
 type QueryRoot {
   shop: Shop!
@@ -391,16 +392,25 @@ enum FulfillmentDisplayStatus {
   IN_TRANSIT
 }
 
+type FulfillmentTrackingInfo {
+  company: String
+  number: String
+  url: URL
+}
+
 type Fulfillment {
   createdAt: DateTime!
   deliveredAt: DateTime
   displayStatus: FulfillmentDisplayStatus
+  estimatedDeliveryAt: DateTime
   id: ID!
+  inTransitAt: DateTime
   legacyResourceId: UnsignedInt64!
   name: String!
   requiresShipping: Boolean!
   status: FulfillmentStatus!
   totalQuantity: Int!
+  trackingInfo(first: Int): [FulfillmentTrackingInfo!]!
   updatedAt: DateTime!
 }
 

@@ -133,12 +133,26 @@ class Refund:
 
 @dataclass
 class Fulfillment:
+    """Goods that left the shop, with the carrier's tracking when the merchant gave it."""
+
     id: int
     name: str
     created_at: float
     quantity: int
     status: str = "SUCCESS"
     delivered_at: float | None = None
+    carrier: str | None = None
+    tracking_number: str | None = None
+    tracking_url: str | None = None
+    in_transit_at: float | None = None
+    estimated_delivery_at: float | None = None
+
+    @property
+    def display_status(self) -> str:
+        """``displayStatus``: the furthest the carrier has reported."""
+        if self.delivered_at is not None:
+            return "DELIVERED"
+        return "IN_TRANSIT" if self.in_transit_at is not None else "FULFILLED"
 
 
 @dataclass

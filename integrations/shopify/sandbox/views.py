@@ -63,6 +63,10 @@ def resolve_type(value: Any, _info: GraphQLResolveInfo, _abstract: GraphQLAbstra
     return str(value.typename)
 
 
+def _optional_iso(ts: float | None) -> str | None:
+    return iso(ts) if ts is not None else None
+
+
 def _money_bag(minor: Callable[[Any], int]) -> Any:
     """A ``MoneyBag`` field of a view over an order: ``minor(view)`` in the order's
     currency, computed at read time."""
@@ -437,10 +441,23 @@ class FulfillmentView:
         self.total_quantity = fulfillment.quantity
         self.requires_shipping = True
         self.created_at = iso(fulfillment.created_at)
-        delivered = fulfillment.delivered_at
-        self.delivered_at = iso(delivered) if delivered is not None else None
-        self.updated_at = iso(delivered if delivered is not None else fulfillment.created_at)
-        self.display_status = "DELIVERED" if delivered is not None else "FULFILLED"
+        self.delivered_at = _optional_iso(fulfillment.delivered_at)
+        self.in_transit_at = _optional_iso(fulfillment.in_transit_at)
+        self.estimated_delivery_at = _optional_iso(fulfillment.estimated_delivery_at)
+        reported = (fulfillment.delivered_at, fulfillment.in_transit_at, fulfillment.created_at)
+        self.updated_at = iso(max(moment for moment in reported if moment is not None))
+        self.display_status = fulfillment.display_status
+        # The sandbox keeps one tracking number per fulfillment, or none.
+        f = fulfillment
+        tracked = f.carrier or f.tracking_number or f.tracking_url
+        self._tracking: list[JSON] = (
+            [{"company": f.carrier, "number": f.tracking_number, "url": f.tracking_url}]
+            if tracked
+            else []
+        )
+
+    def tracking_info(self, first: int | None = None) -> list[JSON]:
+        return limited(self._tracking, first)
 
 
 class SuggestedRefundView:
