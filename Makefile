@@ -10,8 +10,9 @@ test: lint
 	$(BIN)/pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check app integrations migrations tests
-	$(BIN)/ruff format --check app integrations migrations tests
+	$(BIN)/ruff check app integrations migrations tests widget
+	$(BIN)/ruff format --check app integrations migrations tests widget
+	$(BIN)/python widget/build.py
 	$(BIN)/mypy
 
 install: $(STAMP)
@@ -38,10 +39,12 @@ run: $(STAMP)
 	$(DEMO_ENV) $(BIN)/flask --app app db-upgrade
 	$(DEMO_ENV) $(BIN)/honcho start -f Procfile
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml widget/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	# axe-core, which the storefront chat's browser test runs in the page.
+	npm ci --prefix widget --no-audit --no-fund --silent
 	touch $(STAMP)
 
 bench: $(STAMP)

@@ -65,3 +65,5 @@ def system_actor(name: str, surface: Surface) -> Actor:
 WORKER = system_actor("worker", Surface.WORKER)
 SWEEPER = system_actor("sweeper", Surface.SWEEPER)
 PROVIDER_REPORT = system_actor("provider", Surface.PROVIDER)
+# Caseward's drafter (Claude or the offline rules): it may propose, never approve.
+DRAFTER = system_actor("drafter", Surface.WORKER)

@@ -33,19 +33,25 @@ from sqlalchemy.orm import Session
 from stripe import StripeClient
 
 from app import audit
-from app.actors import Surface, staff, system_actor
+from app.actors import Actor, ActorKind, Surface, staff, system_actor
 from app.approvals.drafts import parse_draft
 from app.approvals.models import Proposal, ProposalStatus
-from app.approvals.service import create_proposal
+from app.approvals.service import ProposalResult, create_proposal
 from app.cases.models import Case, Customer, Order
 from app.cases.service import open_case
 from app.clock import utcnow
 from app.connections.models import Connection
 from app.connections.service import save_stripe_connection
+from app.conversations.identity import establish, establish_helpdesk_sender
+from app.conversations.models import Channel, Conversation, IdentityMethod
+from app.conversations.service import receive_message, start_conversation, storefront_ref
 from app.crypto import SecretBox, secret_box
 from app.db import make_engine, make_session_factory
+from app.drafting.drafters import RulesDrafter
+from app.drafting.service import draft_now
 from app.execution.models import Action, ActionStatus
-from app.execution.providers import connection_adapters
+from app.execution.providers import AdapterFactory, connection_adapters
+from app.guard import IdentityLevel
 from app.migrations import upgrade
 from app.money import Money
 from app.settings import Settings
@@ -76,6 +82,12 @@ STAFF = (
 SHOPIFY_USER_IDS = {OWNER: OWNER_USER_ID, APPROVER: APPROVER_USER_ID, PROPOSER: PROPOSER_USER_ID}
 # The demo is seeded as if these people had used the staff API.
 AS_OWNER, AS_PROPOSER = staff(OWNER, Surface.STAFF_API), staff(PROPOSER, Surface.STAFF_API)
+AS_MAYA = Actor(ActorKind.CUSTOMER, "maya", Surface.STOREFRONT)
+SUBJECT = "One apron arrived torn (order #1001)"
+MAYAS_MESSAGE = (
+    "Hi! One of the two linen aprons from order #1001 arrived with a torn seam. "
+    "Could I get a refund for that one? The other is lovely."
+)
 APRON_LINE = "apron-natural"
 ORDER_NAME = "#1001"
 # The app's handle in the admin's address (shopify.app.toml).
@@ -105,10 +117,13 @@ def seed_linen_shop(
     webhook_base_url: str | None,
     shop_domain: str = SHOP_DOMAIN,
     now: datetime | None = None,
+    from_chat: bool = False,
 ) -> LinenShop:
     """Create the shop, its staff, its Stripe connection, the paid order and the case.
 
-    With ``webhook_base_url`` the shop is committed first and the webhook endpoint
+    The case is a proposer's (the tests' fixture), or ``from_chat`` (the demo) Maya's
+    storefront chat drafted by the offline rules, beside a conversation at each identity
+    level. With ``webhook_base_url`` the shop is committed first and the webhook endpoint
     registered after, so no delivery arrives for a connection not yet visible.
     """
     now = now or utcnow()
@@ -167,40 +182,43 @@ def seed_linen_shop(
             created_at=now - timedelta(days=8),
         )
     )
-    case = open_case(
-        session,
-        shop=shop,
-        actor=AS_PROPOSER,
-        customer_id=customer.id,
-        subject="One apron arrived torn (order #1001)",
-        request_text=(
-            "Hi! One of the two linen aprons from order #1001 arrived with a torn seam. "
-            "Could I get a refund for that one? The other is lovely."
-        ),
-        identity_level="strong",
-        now=now,
-    )
-    adapter = connection_adapters(settings, box)(session, shop.id, "stripe")
-    result = create_proposal(
-        session,
-        shop=shop,
-        case=case,
-        actor=AS_PROPOSER,
-        draft=parse_draft(
-            {
-                "kind": "refund",
-                "target": checkout.payment_intent_id,
-                "amount": 4800,
-                "currency": "usd",
-                "line_items": [{"line_id": APRON_LINE, "amount": 4800}],
-                "params": {"reason": "requested_by_customer"},
-                "reason": "One of two aprons arrived damaged; refund that apron.",
-            }
-        ),
-        adapter=adapter,
-        settings=settings,
-        now=now,
-    )
+    adapters = connection_adapters(settings, box)
+    if from_chat:
+        case, proposal_id = _chat_story(
+            session, shop=shop, customer=customer, adapters=adapters, settings=settings, now=now
+        )
+        _identity_levels(session, shop=shop, adapters=adapters, settings=settings, now=now)
+    else:
+        case = open_case(
+            session,
+            shop=shop,
+            actor=AS_PROPOSER,
+            customer_id=customer.id,
+            subject=SUBJECT,
+            request_text=MAYAS_MESSAGE,
+            identity_level="strong",
+            now=now,
+        )
+        proposal_id = create_proposal(
+            session,
+            shop=shop,
+            case=case,
+            actor=AS_PROPOSER,
+            draft=parse_draft(
+                {
+                    "kind": "refund",
+                    "target": checkout.payment_intent_id,
+                    "amount": 4800,
+                    "currency": "usd",
+                    "line_items": [{"line_id": APRON_LINE, "amount": 4800}],
+                    "params": {"reason": "requested_by_customer"},
+                    "reason": "One of two aprons arrived damaged; refund that apron.",
+                }
+            ),
+            adapter=adapters(session, shop.id, "stripe"),
+            settings=settings,
+            now=now,
+        ).proposal.id
     audit.record(
         session,
         shop_id=shop.id,
@@ -224,11 +242,124 @@ def seed_linen_shop(
     return LinenShop(
         shop.id,
         case.id,
-        result.proposal.id,
+        proposal_id,
         connection.id,
         checkout.customer_id,
         checkout.payment_intent_id,
     )
+
+
+def _chat_story(
+    session: Session,
+    *,
+    shop: Shop,
+    customer: Customer,
+    adapters: AdapterFactory,
+    settings: Settings,
+    now: datetime,
+) -> tuple[Case, uuid.UUID]:
+    """Maya writes on the storefront chat, proves who she is with the code mailed to her
+    order's email, and the offline rules draft her case: a $48 refund of one apron for a
+    person to approve, and a reply that promises nothing the provider has not reported."""
+    conversation = _conversation(session, shop, Channel.STOREFRONT, now)
+    establish(
+        session,
+        conversation=conversation,
+        customer=customer,
+        level=IdentityLevel.STRONG,
+        method=IdentityMethod.EMAIL_CODE,
+        actor=AS_MAYA,
+        now=now,
+    )
+    drafted = _drafted(
+        session,
+        shop=shop,
+        conversation=conversation,
+        text=MAYAS_MESSAGE,
+        subject=SUBJECT,
+        adapters=adapters,
+        settings=settings,
+        now=now,
+    )
+    assert drafted.proposal is not None, "the rules propose Maya's refund"
+    return drafted.case, drafted.proposal.proposal.id
+
+
+def _identity_levels(
+    session: Session, *, shop: Shop, adapters: AdapterFactory, settings: Settings, now: datetime
+) -> None:
+    """A conversation at each other identity level, each drafted as it would be."""
+    visitor = _conversation(session, shop, Channel.STOREFRONT, now)
+    _drafted(
+        session,
+        shop=shop,
+        conversation=visitor,
+        text="Hi, where is order #1001? I paid $96.00.",
+        subject=None,
+        adapters=adapters,
+        settings=settings,
+        now=now,
+    )
+    ticket = _conversation(session, shop, Channel.HELPDESK, now)
+    establish_helpdesk_sender(
+        session, conversation=ticket, sender_email="maya@example.com", actor=AS_MAYA, now=now
+    )
+    _drafted(
+        session,
+        shop=shop,
+        conversation=ticket,
+        text="Hello, where is my order? I would like to know when it arrives.",
+        subject=None,
+        adapters=adapters,
+        settings=settings,
+        now=now,
+    )
+
+
+@dataclass(frozen=True)
+class _Drafted:
+    case: Case
+    proposal: ProposalResult | None
+
+
+def _conversation(session: Session, shop: Shop, channel: Channel, now: datetime) -> Conversation:
+    return start_conversation(
+        session,
+        shop_id=shop.id,
+        channel=channel,
+        channel_ref=storefront_ref(uuid.uuid4().hex),
+        actor=AS_MAYA,
+        now=now,
+    )
+
+
+def _drafted(
+    session: Session,
+    *,
+    shop: Shop,
+    conversation: Conversation,
+    text: str,
+    subject: str | None,
+    adapters: AdapterFactory,
+    settings: Settings,
+    now: datetime,
+) -> _Drafted:
+    received = receive_message(
+        session, conversation=conversation, body=text, actor=AS_MAYA, now=now, subject=subject
+    )
+    assert received is not None
+    _, case = received
+    drafted = draft_now(
+        session,
+        shop=shop,
+        case=case,
+        conversation=conversation,
+        drafter=RulesDrafter(),
+        adapters=adapters,
+        settings=settings,
+        now=now,
+    )
+    return _Drafted(case, drafted.proposal)
 
 
 def register_webhook_endpoint(
@@ -309,6 +440,7 @@ def open_demo(
             secret_key=secret_key,
             restricted_key=restricted_key,
             webhook_base_url=web,
+            from_chat=True,
         )
         session.commit()
         shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one()
@@ -328,7 +460,9 @@ def open_demo(
     give_shopify_staff_roles(session, shop, now=utcnow())
     session.commit()
     case = session.scalars(
-        select(Case).where(Case.shop_id == shop.id).order_by(Case.created_at)
+        select(Case)
+        .where(Case.shop_id == shop.id, Case.subject == SUBJECT)
+        .order_by(Case.created_at)
     ).first()
     assert case is not None, "the demo shop always has its case"
     proposal = session.scalars(
@@ -405,6 +539,10 @@ def ready_message(demo: DemoCase, web: str, token: str, admin: str | None = None
     lines = [
         "",
         "Caseward demo is ready." if demo.seeded_now else "Caseward demo is running again.",
+        "  Maya wrote on the shop's storefront chat that one apron arrived torn, proved who she",
+        "  is with the code mailed to her order's email, and Caseward's drafter prepared the",
+        "  refund of that apron for a person to approve. Two more conversations show the other",
+        "  identity levels: an unverified visitor asked to verify, a helpdesk ticket answered.",
     ]
     if admin:
         lines += [

@@ -74,3 +74,16 @@ class ProviderUnavailable(CasewardError):
 
     status = 502
     code = "provider_unavailable"
+
+
+class TooManyRequests(CasewardError):
+    """Asked too often; ``retry_after`` seconds until asking again can succeed."""
+
+    status = 429
+    code = "too_many_requests"
+
+    def __init__(
+        self, message: str | Sentence, *, retry_after: int, field: str | None = None
+    ) -> None:
+        super().__init__(message, field=field)
+        self.headers["Retry-After"] = str(max(1, retry_after))

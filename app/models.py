@@ -4,6 +4,8 @@ from app.approvals.models import Approval, Proposal
 from app.audit import AuditEvent, AuditHead
 from app.cases.models import Case, Customer, Order
 from app.connections.models import Connection
+from app.conversations.models import Conversation, Message, Participant, VerificationCode
+from app.drafting.models import CaseDraftRecord
 from app.execution.models import Action, ActionAttempt, ProviderEvent, TargetLock
 from app.privacy.models import DataExport
 from app.shopify.models import ShopifyInstall
@@ -17,10 +19,14 @@ __all__ = [
     "AuditEvent",
     "AuditHead",
     "Case",
+    "CaseDraftRecord",
     "Connection",
+    "Conversation",
     "Customer",
     "DataExport",
+    "Message",
     "Order",
+    "Participant",
     "Proposal",
     "ProviderEvent",
     "Shop",
@@ -29,4 +35,5 @@ __all__ = [
     "StaffMember",
     "StaffToken",
     "TargetLock",
+    "VerificationCode",
 ]

@@ -77,6 +77,17 @@ class Settings:
     # The admin that frames embedded pages (besides the shop's own domain); the demo and
     # browser tests use the Shopify sandbox's stand-in admin.
     shopify_admin_origin: str = "https://admin.shopify.com"
+    # Where mail to shoppers goes: "smtp://user:password@host:587" (STARTTLS), or empty for
+    # the local outbox under the instance folder (the demo and tests read codes there).
+    mail_url: str = ""
+    mail_from: str = "Caseward <no-reply@caseward.invalid>"
+    # Claude drafts cases when a key is set; without one the offline rule drafter does.
+    anthropic_api_key: str = ""
+    # Empty means Anthropic itself; tests point it at the Messages API sandbox.
+    anthropic_base_url: str = ""
+    anthropic_model: str = "claude-sonnet-4-5"
+    anthropic_timeout_seconds: float = 30.0
+    anthropic_max_retries: int = 2
 
     @property
     def uses_embedded_redis(self) -> bool:
@@ -121,6 +132,13 @@ class Settings:
             shopify_admin_origin=env.get("SHOPIFY_ADMIN_ORIGIN", "").rstrip("/")
             or cls.shopify_admin_origin,
             queue_name=env.get("CASEWARD_QUEUE", "").strip() or cls.queue_name,
+            background_queue_name=env.get("CASEWARD_BACKGROUND_QUEUE", "").strip()
+            or cls.background_queue_name,
+            mail_url=env.get("CASEWARD_MAIL_URL", "").strip(),
+            mail_from=env.get("CASEWARD_MAIL_FROM", "").strip() or cls.mail_from,
+            anthropic_api_key=env.get("ANTHROPIC_API_KEY", ""),
+            anthropic_base_url=env.get("ANTHROPIC_BASE_URL", "").rstrip("/"),
+            anthropic_model=env.get("CASEWARD_ANTHROPIC_MODEL", "").strip() or cls.anthropic_model,
             **_numbers(env),
         )
         unknown = set(overrides) - {f.name for f in fields(cls)}
@@ -174,6 +192,11 @@ class Settings:
         checkpoints = self.audit_checkpoint_dir or self.instance_path / "audit-checkpoints"
         return replace(self, database_url=database_url, audit_checkpoint_dir=checkpoints)
 
+    @property
+    def mail_outbox_path(self) -> Path:
+        """The local outbox used when no mail server is configured."""
+        return self.instance_path / "mail-outbox"
+
 
 def normalise_database_url(url: str) -> str:
     """Use the psycopg 3 driver for PostgreSQL URLs written the usual way."""
@@ -195,6 +218,8 @@ _NUMERIC_SETTINGS: dict[str, tuple[str, type[int] | type[float]]] = {
     "unknown_attention_seconds": ("CASEWARD_UNKNOWN_ATTENTION", float),
     "lookup_failures_attention": ("CASEWARD_LOOKUP_FAILURES_ATTENTION", int),
     "audit_checkpoint_interval_seconds": ("CASEWARD_AUDIT_CHECKPOINT_INTERVAL", float),
+    "anthropic_timeout_seconds": ("CASEWARD_ANTHROPIC_TIMEOUT", float),
+    "anthropic_max_retries": ("CASEWARD_ANTHROPIC_MAX_RETRIES", int),
 }
 
 

@@ -155,6 +155,23 @@ WORDS: dict[str, dict[str, str]] = {
         "medium": N_("medium"),
         "strong": N_("strong"),
     },
+    "identity_method": {
+        "logged_in": N_("a logged-in storefront customer"),
+        "email_code": N_("a one-time code sent to the order's email"),
+        "helpdesk_email": N_("the helpdesk sender's email matching the order's email"),
+        "staff": N_("a member of staff"),
+    },
+    "channel": {
+        "storefront": N_("Storefront chat"),
+        "helpdesk": N_("Helpdesk ticket"),
+        "admin": N_("Opened in the admin"),
+    },
+    "author": {
+        "customer": N_("Customer"),
+        "staff": N_("Staff"),
+        "caseward": N_("Caseward"),
+        "agent": N_("Agent"),
+    },
     "kind": {
         "refund": N_("refund"),
         "customer_credit": N_("customer credit"),
@@ -234,6 +251,13 @@ WORDS: dict[str, dict[str, str]] = {
         "staff.changed": N_("Staff member changed"),
         "staff.removed": N_("Staff member removed"),
         "request.refused": N_("Request refused"),
+        "conversation.started": N_("Conversation started"),
+        "conversation.message_received": N_("Customer wrote"),
+        "conversation.reply_added": N_("Reply to the customer"),
+        "conversation.identity_established": N_("Customer identified"),
+        "conversation.code_requested": N_("One-time code asked for"),
+        "case.drafted": N_("Case drafted"),
+        "conversation.choice_made": N_("Customer chose"),
     },
 }
 

@@ -2,7 +2,8 @@
 
 ``tests/`` is on ``sys.path``, so both folders import this module by name. It holds what
 they do the same way: seeding the one order most tests refund, verifying an admin
-request carrying a session token, and delivering a webhook as Shopify signs it.
+request carrying a session token, signing an app proxy query, and delivering a webhook
+as Shopify signs it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import hashlib
 import hmac
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from flask.testing import FlaskClient
 
@@ -68,6 +70,14 @@ def verify_admin(auth: ShopifyAuth, session_token: str) -> AdminVerified:
     )
     assert isinstance(result, AdminVerified), result
     return result
+
+
+def signed_proxy_query(params: Mapping[str, str], secret: str) -> str:
+    """An app proxy query signed as Shopify's documentation describes: hex HMAC-SHA256 of
+    the other parameters sorted by key, each ``key=value``, joined with nothing."""
+    message = "".join(f"{key}={params[key]}" for key in sorted(params))
+    signature = hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()
+    return urlencode({**params, "signature": signature})
 
 
 def webhook_signature(body: bytes, secret: str) -> str:

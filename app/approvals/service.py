@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
-from app.actors import WORKER, Actor, Surface, system_actor
+from app.actors import DRAFTER, WORKER, Actor, Surface, system_actor
 from app.approvals.digest import digest_of
 from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
@@ -68,7 +68,10 @@ def create_proposal(
     settings: Settings,
     now: datetime,
 ) -> ProposalResult:
-    require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, said("propose actions"))
+    # Caseward's own drafter proposes for the cases conversations open; its proposals
+    # meet the same checks and wait for the same approvals as anyone's.
+    if actor != DRAFTER:
+        require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, said("propose actions"))
     proposal = Proposal(
         id=uuid.uuid4(), shop_id=shop.id, case_id=case.id, proposed_by=actor.ref, revision=1
     )

@@ -37,7 +37,10 @@ class Order(Base):
     see :mod:`app.cases.store_orders`).
 
     ``lines`` is a list of ``{"id", "title", "quantity", "paid"}`` with ``paid`` in
-    minor units: what a line-item refund is bounded by.
+    minor units: what a line-item refund is bounded by. ``shipments`` is a list of
+    ``{"status", "carrier", "tracking_number", "tracking_url", "estimated_delivery",
+    "delivered_at", "shipped_at"}`` (times as ISO 8601 strings), oldest first: where the
+    goods are, for answering the customer only.
     """
 
     __tablename__ = "orders"
@@ -59,6 +62,7 @@ class Order(Base):
     lines: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     fulfilled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    shipments: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
@@ -86,5 +90,9 @@ class Case(Base):
     identity_level: Mapped[str] = mapped_column(String(16), default="none")
     status: Mapped[str] = mapped_column(String(32), default=CaseStatus.OPEN)
     owner: Mapped[str | None] = mapped_column(String(255))
+    # The conversation the case came from (its replies and status updates go there).
+    conversation_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("conversations.id", use_alter=True), index=True
+    )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

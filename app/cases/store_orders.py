@@ -90,8 +90,24 @@ def _copy(row: Order, facts: OrderFacts) -> None:
     ]
     row.fulfilled_at = facts.fulfilled_at
     row.delivered_at = facts.delivered_at
+    row.shipments = [
+        {
+            "status": shipment.status,
+            "carrier": shipment.carrier,
+            "tracking_number": shipment.tracking_number,
+            "tracking_url": shipment.tracking_url,
+            "estimated_delivery": _iso(shipment.estimated_delivery),
+            "delivered_at": _iso(shipment.delivered_at),
+            "shipped_at": _iso(shipment.shipped_at),
+        }
+        for shipment in facts.shipments
+    ]
     if facts.created_at is not None:
         row.created_at = facts.created_at
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
 
 
 def customers_of_order_change(

@@ -89,6 +89,13 @@ def enqueue_order_refresh(queue: Queue, customer_id: uuid.UUID) -> bool:
     )
 
 
+def enqueue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
+    """Draft the case of a customer's message (background queue), once per message."""
+    return _enqueue_unique(
+        queue, "app.drafting.jobs.draft_after_message", message_id, f"draft-{message_id}"
+    )
+
+
 def _enqueue_unique(queue: Queue, function: str, subject_id: uuid.UUID, job_id: str) -> bool:
     """Queue ``function(subject_id)`` as ``job_id`` unless a live job has that id."""
     try:

@@ -18,6 +18,7 @@ from app import audit
 from app.actors import WORKER, Actor, Surface, system_actor
 from app.approvals.models import Proposal
 from app.cases.models import Case, CaseStatus
+from app.conversations.updates import tell_customer
 from app.execution.models import Action, ActionStatus
 from app.lifecycle import move_action, move_case, provider_report_applies
 from app.words import Code, Sentence, said
@@ -83,6 +84,7 @@ def apply_provider_answer(
                 failure_reason=answer.failure_reason,
             )
         send_back_for_review(session, action, reported, now)
+    tell_customer(session, action=action, case=case, actor=WORKER, now=now)
     return True
 
 

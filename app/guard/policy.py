@@ -22,6 +22,8 @@ from integrations.provider import ActionKind
 
 DEFAULT_DUPLICATE_WINDOW = timedelta(hours=72)
 DEFAULT_MAX_PERCENT_OFF = 50
+# Store credit offered instead of a refund is worth at most this much more.
+MAX_CREDIT_BONUS_PERCENT = 50
 # Below medium is a claim, and an unverified customer never gets an action proposed.
 LOWEST_MIN_IDENTITY = IdentityLevel.MEDIUM
 _SECOND = timedelta(seconds=1)
@@ -95,6 +97,9 @@ class PolicyRules:
         default_factory=_default_min_identity, hash=False
     )
     max_percent_off: int = DEFAULT_MAX_PERCENT_OFF
+    # Offer a customer who asks for a refund store credit instead, worth the refund plus
+    # this percent; None offers nothing but the refund.
+    store_credit_bonus_percent: int | None = None
 
     def __post_init__(self) -> None:
         _require_int(self.version, "version", minimum=1, maximum=MAX_AMOUNT)
@@ -126,6 +131,13 @@ class PolicyRules:
             _require_reasons(self.allowed_reasons, "allowed_reasons")
         set_(self, "min_identity", _min_identity(self.min_identity))
         _require_int(self.max_percent_off, "max_percent_off", minimum=1, maximum=100)
+        if self.store_credit_bonus_percent is not None:
+            _require_int(
+                self.store_credit_bonus_percent,
+                "store_credit_bonus_percent",
+                minimum=0,
+                maximum=MAX_CREDIT_BONUS_PERCENT,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: periods in whole seconds, amounts in minor units, lists sorted."""
@@ -143,6 +155,7 @@ class PolicyRules:
             ),
             "min_identity": {kind.value: level.value for kind, level in self.min_identity.items()},
             "max_percent_off": self.max_percent_off,
+            "store_credit_bonus_percent": self.store_credit_bonus_percent,
         }
 
     @classmethod
@@ -378,6 +391,12 @@ def _parse_percent(value: object, name: str) -> int:
     return _require_int(value, name, minimum=1, maximum=100)
 
 
+def _parse_optional_bonus(value: object, name: str) -> int | None:
+    if value is None:
+        return None
+    return _require_int(value, name, minimum=0, maximum=MAX_CREDIT_BONUS_PERCENT)
+
+
 _Parser = Callable[[object, str], Any]
 _PARSERS: dict[str, tuple[str, _Parser]] = {
     "version": ("version", _parse_version),
@@ -391,5 +410,6 @@ _PARSERS: dict[str, tuple[str, _Parser]] = {
     "allowed_reasons": ("allowed_reasons", _parse_reasons),
     "min_identity": ("min_identity", _parse_min_identity),
     "max_percent_off": ("max_percent_off", _parse_percent),
+    "store_credit_bonus_percent": ("store_credit_bonus_percent", _parse_optional_bonus),
 }
 _KEYS = frozenset(_PARSERS)

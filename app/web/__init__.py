@@ -8,6 +8,7 @@ from app.web import admin_pages, admin_settings  # noqa: F401  (routes on the ad
 from app.web.api import bp as api_bp
 from app.web.health import bp as health_bp
 from app.web.operator import bp as operator_bp
+from app.web.proxy import bp as proxy_bp
 from app.web.shopify_admin import bp as shopify_admin_bp
 from app.web.shopify_webhooks import bp as shopify_webhooks_bp
 from app.web.webhooks import bp as webhooks_bp
@@ -20,3 +21,4 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(operator_bp)
     app.register_blueprint(shopify_admin_bp)
     app.register_blueprint(shopify_webhooks_bp)
+    app.register_blueprint(proxy_bp)

@@ -43,7 +43,10 @@ from app.audit_checkpoints import (
 from app.cases.models import Order
 from app.cases.queue import QueueFilter, case_queue
 from app.cases.service import CaseFile, case_audit, case_file
+from app.conversations.linking import Linking
+from app.conversations.service import conversation_of, messages_of
 from app.db import request_session
+from app.drafting.service import brief_for, latest_draft
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.guard import IdentityLevel
@@ -158,17 +161,26 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         for action, attempts in file.actions
     ]
     opened = next((event for event in events if event.kind == "case.opened"), None)
+    conversation = conversation_of(session, file.case)
+    linking = (
+        brief_for(session, shop=shop, case=file.case, conversation=conversation)[1]
+        if conversation
+        else None
+    )
     return render_template(
         "admin/case.html",
         shop=shop,
         member=member,
         file=file,
         opened=opened,
+        conversation=conversation,
+        messages=messages_of(session, conversation) if conversation else [],
+        drafted=latest_draft(session, file.case),
         identity_meaning=_identity_meaning(file.case.identity_level),
         proposals=proposals,
         actions=actions,
         in_flight=[view for view in actions if view.action.status in IN_FLIGHT],
-        gaps=case_gaps(file),
+        gaps=case_gaps(file) + linking_gaps(linking),
         policy=policy,
         policy_words=policy_sentences(policy, current_locale()),
         history=[_event_entry(event) for event in events],
@@ -359,6 +371,24 @@ def _identity_meaning(level: str) -> str:
         ),
     }
     return meanings.get(level, level)
+
+
+def linking_gaps(linking: Linking | None) -> list[str]:
+    """Which order the conversation means, where the customer's words leave it open."""
+    if linking is None:
+        return []
+    _ = catalogue().gettext
+    gaps = [
+        _("The customer quoted %(quoted)s, which matches none of their orders.")
+        % {"quoted": quoted}
+        for quoted in linking.unmatched
+    ]
+    if linking.ambiguous:
+        gaps.append(
+            _("Which order the customer means is not settled: %(orders)s.")
+            % {"orders": ", ".join(order.name for order in linking.candidates)}
+        )
+    return gaps
 
 
 def case_gaps(file: CaseFile) -> list[str]:

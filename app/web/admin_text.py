@@ -171,6 +171,14 @@ def policy_sentences(policy: PolicyRules, locale: str) -> list[str]:
         % {"period": _period(policy.duplicate_window)},
         _("Discounts may take at most %(percent)s%% off.") % {"percent": policy.max_percent_off},
     ]
+    if policy.store_credit_bonus_percent is not None:
+        lines.append(
+            _(
+                "A customer asking for a refund is offered store credit instead, worth "
+                "%(percent)s%% more."
+            )
+            % {"percent": policy.store_credit_bonus_percent}
+        )
     if policy.auto_approve_ceiling:
         ceilings = ", ".join(
             money_text(amount, currency, locale)

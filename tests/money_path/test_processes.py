@@ -74,6 +74,7 @@ def start_service(
                 "CASEWARD_ENCRYPTION_KEYS": ",".join(settings.encryption_keys),
                 "CASEWARD_INSTANCE_PATH": str(settings.instance_path),
                 "CASEWARD_QUEUE": settings.queue_name,
+                "CASEWARD_BACKGROUND_QUEUE": settings.background_queue_name,
                 **env,
             },
         )

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlencode
 
 import jwt
+from shopify_support import signed_proxy_query
 
 CLIENT_ID = "caseward-test-client-id"
 SECRET = "shpss_test_app_secret_0123456789abcdef"
@@ -79,11 +79,7 @@ def webhook_headers(body: bytes, *, secret: str = SECRET, shop: str = SHOP) -> d
 def app_proxy_url(params: Mapping[str, str], *, secret: str = SECRET) -> str:
     """An app proxy URL signed as Shopify's documentation describes: hex HMAC-SHA256 of
     the other parameters sorted by key, each ``key=value``, joined with nothing."""
-    message = "".join(f"{key}={params[key]}" for key in sorted(params))
-    signature = hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()
-    return "https://caseward.example.com/proxy/chat?" + urlencode(
-        {**params, "signature": signature}
-    )
+    return "https://caseward.example.com/proxy/chat?" + signed_proxy_query(params, secret)
 
 
 # ---------------------------------------------------------------- a scripted server

@@ -16,10 +16,19 @@ from app.approvals.drafts import DURATIONS, MAX_ID, MAX_LINE_ITEMS, MAX_TEXT, PR
 from app.approvals.models import ProposalStatus
 from app.cases.models import CaseStatus
 from app.connections.service import MAX_KEY_LENGTH
+from app.conversations.models import Author
+from app.conversations.service import MAX_MESSAGE
 from app.execution.models import ActionStatus
 from app.execution.providers import TARGETS
 from app.guard import IdentityLevel
-from app.guard.policy import MAX_AMOUNT, MAX_DAYS, MAX_PERIOD, MAX_REASON_LENGTH, MAX_REASONS
+from app.guard.policy import (
+    MAX_AMOUNT,
+    MAX_CREDIT_BONUS_PERCENT,
+    MAX_DAYS,
+    MAX_PERIOD,
+    MAX_REASON_LENGTH,
+    MAX_REASONS,
+)
 from app.staff.members import ROLES
 from app.staff.tokens import MAX_LIFETIME
 from app.validation import (
@@ -269,6 +278,7 @@ _POLICY_RULES = _object(
             closed=True,
         ),
         "max_percent_off": _int(1, 100),
+        "store_credit_bonus_percent": _nullable(_int(0, MAX_CREDIT_BONUS_PERCENT)),
     },
     closed=True,
 )
@@ -297,6 +307,16 @@ _CASE_SUMMARY = _object(
         "updated_at": _TIME,
     },
     ("id", "subject", "status", "owner", "identity_level", "created_at", "updated_at"),
+)
+
+_MESSAGE = _object(
+    {
+        "id": _UUID,
+        "author": _enum(Author),
+        "text": {"type": "string"},
+        "created_at": _TIME,
+    },
+    ("id", "author", "text", "created_at"),
 )
 
 _APPROVAL = _object(
@@ -685,6 +705,18 @@ PATHS: dict[str, dict[str, Any]] = {
             "Propose an action; the verdict comes back",
             _PROPOSAL_RESULT,
             _ref("Draft"),
+            status=201,
+        ),
+    },
+    "/api/cases/{case_id}/replies": {
+        "post": _op(
+            "Reply to the customer (refused if it claims what the provider has not reported)",
+            _object({"message": _MESSAGE}, ("message",)),
+            _object(
+                {"text": _text(MAX_MESSAGE, min_length=1)},
+                ("text",),
+                closed=True,
+            ),
             status=201,
         ),
     },

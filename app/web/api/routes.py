@@ -31,7 +31,9 @@ from app.connections.service import (
     save_stripe_connection,
     stripe_webhook_url,
 )
+from app.conversations.service import staff_reply
 from app.db import request_session
+from app.drafting.service import reply_facts
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.execution.providers import AdapterFactory
@@ -60,6 +62,7 @@ from app.web.api.serialize import (
     audit_json,
     case_summary_json,
     customer_json,
+    message_json,
     order_json,
     proposal_json,
 )
@@ -147,6 +150,27 @@ def proposals_create(case_id: uuid.UUID) -> tuple[Response, int]:
         now=utcnow(),
     )
     return _commit_and_enqueue(result), 201
+
+
+@bp.post("/cases/<uuid:case_id>/replies")
+@require_staff
+def case_reply(case_id: uuid.UUID) -> tuple[Response, int]:
+    """A reply to the customer, checked against what the provider reported."""
+    body = json_body("text")
+    session = request_session()
+    case = get_case(session, g.shop.id, case_id)
+    facts, proposed = reply_facts(session, case)
+    message = staff_reply(
+        session,
+        case=case,
+        body=body.get("text"),  # type: ignore[arg-type]
+        actor=g.actor,
+        now=utcnow(),
+        facts=facts,
+        proposed=proposed,
+    )
+    session.commit()
+    return jsonify({"message": message_json(message)}), 201
 
 
 @bp.put("/proposals/<uuid:proposal_id>")

@@ -7,6 +7,7 @@ from typing import Any
 from app.approvals.models import Approval, Proposal
 from app.audit import AuditEvent
 from app.cases.models import Case, Customer, Order
+from app.conversations.models import Message
 from app.execution.models import Action, ActionAttempt
 from app.money import Money
 
@@ -144,4 +145,13 @@ def audit_json(event: AuditEvent) -> dict[str, Any]:
         "data": event.data,
         "created_at": event.created_at.isoformat(),
         "hash": event.hash,
+    }
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    return {
+        "id": str(message.id),
+        "author": message.author,
+        "text": message.body,
+        "created_at": message.created_at.isoformat(),
     }

@@ -1,0 +1,143 @@
+"""Conversations on every channel, their messages, and one-time codes that verify a shopper.
+
+A conversation is one thread with one shopper on one channel (the storefront chat, a
+helpdesk ticket, the admin), known by the channel's own id. It carries how sure we are
+who the shopper is and how that was established, and the one case it currently feeds
+(``case_id``): a new case is opened only once that one is resolved, so a conversation
+links to at most one open case at a time.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.clock import utcnow
+from app.db import Base, UTCDateTime
+
+
+class Channel(StrEnum):
+    STOREFRONT = "storefront"  # the chat widget, through Shopify's app proxy
+    HELPDESK = "helpdesk"  # a helpdesk ticket (Gorgias)
+    ADMIN = "admin"  # opened by staff in the Shopify admin or the API
+
+
+class IdentityMethod(StrEnum):
+    """How a conversation's identity level was established."""
+
+    LOGGED_IN = "logged_in"  # Shopify's signed app proxy named a logged-in customer
+    EMAIL_CODE = "email_code"  # a one-time code sent to the order's email came back
+    HELPDESK_EMAIL = "helpdesk_email"  # the helpdesk sender's email is the order's email
+    STAFF = "staff"  # a member of staff opened the case for a customer they chose
+
+
+class Author(StrEnum):
+    CUSTOMER = "customer"
+    STAFF = "staff"
+    CASEWARD = "caseward"  # a reply Caseward composed (drafted and validated, or a status update)
+    AGENT = "agent"
+
+
+class Conversation(Base):
+    __tablename__ = "conversations"
+    __table_args__ = (UniqueConstraint("shop_id", "channel", "channel_ref"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    channel: Mapped[str] = mapped_column(String(16))
+    # The channel's own id: a helpdesk ticket id, or for the storefront the SHA-256 of
+    # the token only the shopper's browser holds.
+    channel_ref: Mapped[str] = mapped_column(String(255))
+    customer_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("customers.id"))
+    identity_level: Mapped[str] = mapped_column(String(16), default="none")
+    identity_method: Mapped[str | None] = mapped_column(String(16))
+    identity_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The storefront customer id Shopify vouched for; a conversation verified by login is
+    # shown only to requests from that same login.
+    storefront_customer_ref: Mapped[str | None] = mapped_column(String(64))
+    case_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("cases.id"))
+    # The order the shopper picked, when their orders leave it open; None while unasked.
+    order_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("orders.id"))
+    locale: Mapped[str | None] = mapped_column(String(16))
+    wants_person: Mapped[bool] = mapped_column(default=False)
+    # A drafted step waiting for the customer's choice (refund or store credit), in the
+    # drafter's tool shape (app/drafting/result.py::step_dict); None when nothing is offered.
+    pending_step: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class Participant(Base):
+    """Someone in a conversation: the shopper, a member of staff, an agent."""
+
+    __tablename__ = "conversation_participants"
+    __table_args__ = (UniqueConstraint("conversation_id", "kind", "ref"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    conversation_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("conversations.id"))
+    kind: Mapped[str] = mapped_column(String(16))
+    # The participant in their kind's terms: an actor ref, or the channel's sender id.
+    ref: Mapped[str] = mapped_column(String(255))
+    email: Mapped[str | None] = mapped_column(String(320))
+    name: Mapped[str | None] = mapped_column(String(255))
+    joined_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Message(Base):
+    """One message. ``channel_message_id`` makes a channel's redelivery a no-op;
+    ``about_action_id`` + ``about_status`` make each status update to the customer
+    happen once."""
+
+    __tablename__ = "conversation_messages"
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "channel_message_id"),
+        UniqueConstraint("about_action_id", "about_status"),
+        Index("ix_conversation_messages_conversation", "conversation_id", "created_at"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    conversation_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("conversations.id"))
+    author: Mapped[str] = mapped_column(String(16))
+    author_ref: Mapped[str | None] = mapped_column(String(255))
+    body: Mapped[str] = mapped_column(Text)
+    channel_message_id: Mapped[str | None] = mapped_column(String(255))
+    about_action_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("actions.id"))
+    about_status: Mapped[str | None] = mapped_column(String(32))
+    # What the text says, as the sentence Caseward composed it (see app/words.py).
+    sentence: Mapped[dict[str, object] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class VerificationCode(Base):
+    """A one-time code sent to an order's email. Only an HMAC of the code is kept."""
+
+    __tablename__ = "verification_codes"
+    __table_args__ = (Index("ix_verification_codes_conversation", "conversation_id", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    conversation_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("conversations.id"))
+    # None when the order and email named matched nothing: the shopper is told the same
+    # either way, and no code can ever verify against this row.
+    order_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("orders.id"))
+    code_digest: Mapped[str] = mapped_column(String(64))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,0 +1,35 @@
+"""One row per drafting run of a case: who drafted, what it cost, and what came of it."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Integer, String, Text, Uuid
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.clock import utcnow
+from app.db import Base, UTCDateTime
+
+
+class CaseDraftRecord(Base):
+    """A drafting run. Token counts come from the model's own usage fields (zero for the
+    offline rules); ``summary`` is for staff and is erased with the case's text."""
+
+    __tablename__ = "case_drafts"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    case_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("cases.id"), index=True)
+    drafter: Mapped[str] = mapped_column(String(16))
+    model: Mapped[str | None] = mapped_column(String(64))
+    next_step: Mapped[str] = mapped_column(String(32))
+    summary: Mapped[str] = mapped_column(Text, default="")
+    # Why the model's answer was not used, or why its proposal or reply was refused.
+    failure: Mapped[str | None] = mapped_column(Text)
+    proposal_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("proposals.id"))
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cache_read_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cache_write_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

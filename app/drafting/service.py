@@ -1,0 +1,566 @@
+"""Drafting a case from its conversation, and turning the draft into a proposal and a reply.
+
+The sequence (the job in :mod:`app.drafting.jobs` runs it for the newest customer message):
+
+1. :func:`brief_for` reads what the drafter may see: the conversation's messages, and
+   only for a verified customer their orders, the order exactly linked
+   (:mod:`app.conversations.linking`), what the customer quoted that matches nothing,
+   and the case's actions; no transaction is held while the drafter runs;
+2. the drafter answers (:mod:`app.drafting.drafters`);
+3. :func:`apply_draft`, in one transaction under the case's row lock, records the run
+   (:class:`~app.drafting.models.CaseDraftRecord`), then:
+   - a proposed step becomes an exact proposal (:mod:`app.drafting.proposals` sets the
+     amount from the order's paid lines) through the same
+     :func:`~app.approvals.service.create_proposal` as staff's, unless the customer is
+     unverified, a proposal is already open, or the step does not fit the facts;
+   - "needs a person" puts the case in front of a named person;
+   - the reply is checked against what the provider has reported
+     (:func:`~app.conversations.replies.check_reply`); a reply that claims more is
+     replaced by a neutral one, and the refusal is recorded;
+4. the caller commits, then queues the action when the shop's policy approved it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app import audit
+from app.actors import DRAFTER, Actor
+from app.approvals.models import Proposal, ProposalStatus
+from app.approvals.service import ProposalResult, create_proposal
+from app.cases.models import Case, CaseStatus, Customer, Order
+from app.conversations.linking import Linking, link_order
+from app.conversations.models import Author, Conversation, Message
+from app.conversations.replies import check_reply
+from app.conversations.service import add_reply, messages_of
+from app.drafting.brief import (
+    ActionBrief,
+    CaseBrief,
+    LineBrief,
+    MessageBrief,
+    OrderBrief,
+    ShipmentBrief,
+)
+from app.drafting.drafters import Drafter, DraftRun
+from app.drafting.models import CaseDraftRecord
+from app.drafting.proposals import StepRefused, draft_for
+from app.drafting.result import StepProposal, parse_step, step_dict
+from app.errors import CasewardError, InvalidInput
+from app.evaluation import Draft
+from app.execution.models import Action
+from app.execution.providers import AdapterFactory
+from app.guard import IdentityLevel
+from app.lifecycle import move_case
+from app.money import Money
+from app.settings import Settings
+from app.shopify.models import ShopifyInstall
+from app.shops.models import Shop, StaffMember, StaffRole
+from app.shops.service import current_policy
+from app.words import said
+from integrations.provider import ActionKind
+
+NEUTRAL_REPLY = (
+    "Thanks for your message. We are looking into it and will reply here as soon as we can."
+)
+
+
+@dataclass(frozen=True)
+class Drafted:
+    record: CaseDraftRecord
+    proposal: ProposalResult | None
+    reply: Message | None
+
+
+def brief_for(
+    session: Session, *, shop: Shop, case: Case, conversation: Conversation
+) -> tuple[CaseBrief, Linking | None]:
+    """What the drafter may see of ``case``: nothing of orders before verification."""
+    policy = current_policy(session, shop.id)
+    messages = messages_of(session, conversation, limit=20)
+    verified = IdentityLevel(conversation.identity_level) >= IdentityLevel.MEDIUM and bool(
+        conversation.customer_id
+    )
+    orders = _orders(session, shop.id, conversation.customer_id) if verified else []
+    chosen = next((o for o in orders if o.id == conversation.order_id), None)
+    texts = [m.body for m in messages if m.author == Author.CUSTOMER]
+    linking = link_order(texts, orders, chosen) if verified else None
+    actions = _actions(session, case)
+    proposal_open = (
+        session.scalars(
+            select(Proposal.id).where(
+                Proposal.case_id == case.id,
+                Proposal.status.in_((ProposalStatus.AWAITING_APPROVAL, ProposalStatus.APPROVED)),
+            )
+        ).first()
+        is not None
+    )
+    policy_lines = [
+        f"A {kind.value} needs the customer verified at level {level.value} or above."
+        for kind, level in sorted(policy.min_identity.items())
+        if kind in policy.enabled_kinds
+    ]
+    if policy.refund_window_days is not None:
+        policy_lines.append(
+            f"Refunds within {policy.refund_window_days} days of delivery (or fulfilment)."
+        )
+    brief = CaseBrief(
+        shop_name=shop.name,
+        verified=verified,
+        identity_level=conversation.identity_level,
+        kinds_allowed=tuple(
+            kind.value for kind in sorted(policy.enabled_kinds) if kind.value in _DRAFTABLE
+        ),
+        policy_lines=tuple(policy_lines),
+        messages=tuple(MessageBrief(m.author, m.body) for m in messages),
+        orders=tuple(_order_brief(order) for order in orders),
+        picked_order=linking.picked.name if linking and linking.picked else None,
+        unmatched=linking.unmatched if linking else (),
+        actions=tuple(actions),
+        proposal_open=proposal_open,
+        wants_person=conversation.wants_person,
+    )
+    return brief, linking
+
+
+def draft_now(
+    session: Session,
+    *,
+    shop: Shop,
+    case: Case,
+    conversation: Conversation,
+    drafter: Drafter,
+    adapters: AdapterFactory,
+    settings: Settings,
+    now: datetime,
+) -> Drafted:
+    """Brief, draft and apply in the caller's transaction: for a drafter that answers at
+    once (the offline rules seeding the demo). The job keeps the model's call outside any
+    transaction instead (:mod:`app.drafting.jobs`)."""
+    brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
+    return apply_draft(
+        session,
+        shop=shop,
+        case=case,
+        conversation=conversation,
+        brief=brief,
+        run=drafter.run(brief),
+        adapters=adapters,
+        settings=settings,
+        now=now,
+    )
+
+
+def apply_draft(
+    session: Session,
+    *,
+    shop: Shop,
+    case: Case,
+    conversation: Conversation,
+    brief: CaseBrief,
+    run: DraftRun,
+    adapters: AdapterFactory,
+    settings: Settings,
+    now: datetime,
+) -> Drafted:
+    """Record ``run`` and act on it (see the module docstring). The caller holds the
+    case's row lock and commits."""
+    draft = run.draft
+    record = CaseDraftRecord(
+        id=uuid.uuid4(),
+        shop_id=shop.id,
+        case_id=case.id,
+        drafter=run.drafter,
+        model=run.model,
+        next_step=draft.step.value,
+        summary=draft.summary,
+        failure=run.failure,
+        input_tokens=run.usage.input_tokens if run.usage else 0,
+        output_tokens=run.usage.output_tokens if run.usage else 0,
+        cache_read_tokens=run.usage.cache_read_input_tokens if run.usage else 0,
+        cache_write_tokens=run.usage.cache_creation_input_tokens if run.usage else 0,
+        created_at=now,
+    )
+    session.add(record)
+    session.flush()
+    proposal: ProposalResult | None = None
+    reply = draft.reply
+    refusal: str | None = None
+    offered: list[Money] = []
+    if draft.proposal is not None:
+        offer = _credit_offer(
+            session, shop=shop, conversation=conversation, brief=brief, step=draft.proposal
+        )
+        if offer is not None:
+            reply, offered = offer
+        else:
+            proposal, refusal = _propose(
+                session,
+                shop=shop,
+                case=case,
+                conversation=conversation,
+                brief=brief,
+                step=draft.proposal,
+                adapters=adapters,
+                settings=settings,
+                now=now,
+            )
+            if proposal is None:
+                reply = NEUTRAL_REPLY
+    if draft.step.value == "needs_person" or refusal is not None:
+        hand_to_person(session, case=case, actor=DRAFTER, now=now, why=refusal or draft.summary)
+    proposed = (
+        [Money(proposal.proposal.amount, proposal.proposal.currency)]
+        if proposal and proposal.proposal.amount and proposal.proposal.currency
+        else []
+    )
+    problems = check_reply(reply, actions=brief.actions, proposed=proposed + offered)
+    if problems:
+        refusal = "; ".join(str(problem.reason) for problem in problems)
+        reply = NEUTRAL_REPLY
+    record.proposal_id = proposal.proposal.id if proposal else None
+    if refusal is not None:
+        record.failure = "; ".join(filter(None, (record.failure, refusal)))
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="case.drafted",
+        actor=DRAFTER,
+        case_id=case.id,
+        data={
+            "drafter": run.drafter,
+            "next_step": draft.step.value,
+            "proposal_id": str(proposal.proposal.id) if proposal else None,
+            "reply_refused": bool(problems),
+            "failure": run.failure,
+        },
+        now=now,
+    )
+    message = add_reply(
+        session, conversation=conversation, body=reply, sentence=None, actor=DRAFTER, now=now
+    )
+    return Drafted(record, proposal, message)
+
+
+def _exact_draft(
+    session: Session,
+    *,
+    shop: Shop,
+    conversation: Conversation,
+    brief: CaseBrief,
+    step: StepProposal,
+) -> Draft:
+    """The exact proposal ``step`` names for this conversation's customer; raises
+    :class:`StepRefused` saying why there is none."""
+    refused = why_not_proposable(brief, conversation, step.order)
+    if refused is not None:
+        raise StepRefused(refused)
+    order = session.scalars(
+        select(Order).where(
+            Order.shop_id == shop.id,
+            Order.customer_id == conversation.customer_id,
+            Order.name == step.order,
+        )
+    ).one_or_none()
+    customer = session.get(Customer, conversation.customer_id)
+    if order is None or customer is None:
+        raise StepRefused(f"order {step.order} is not this customer's")
+    policy = current_policy(session, shop.id)
+    return draft_for(
+        step,
+        order=order,
+        customer=customer,
+        shopify_connected=_shopify_connected(session, shop),
+        credit_bonus_percent=policy.store_credit_bonus_percent or 0,
+    )
+
+
+def _propose(
+    session: Session,
+    *,
+    shop: Shop,
+    case: Case,
+    conversation: Conversation,
+    brief: CaseBrief,
+    step: StepProposal,
+    adapters: AdapterFactory,
+    settings: Settings,
+    now: datetime,
+) -> tuple[ProposalResult | None, str | None]:
+    """``step`` as a proposal through the same checks as anyone's, or why it was not."""
+    try:
+        draft = _exact_draft(session, shop=shop, conversation=conversation, brief=brief, step=step)
+        adapter = adapters(session, shop.id, draft.provider)
+        return (
+            create_proposal(
+                session,
+                shop=shop,
+                case=case,
+                actor=DRAFTER,
+                draft=draft,
+                adapter=adapter,
+                settings=settings,
+                now=now,
+            ),
+            None,
+        )
+    except StepRefused as refused:
+        return None, str(refused)
+    except CasewardError as error:
+        return None, error.message
+
+
+def _credit_offer(
+    session: Session,
+    *,
+    shop: Shop,
+    conversation: Conversation,
+    brief: CaseBrief,
+    step: StepProposal,
+) -> tuple[str, list[Money]] | None:
+    """Where the shop's policy offers store credit instead of a refund: the offer to put
+    to the customer and the amounts it names (their choice becomes the proposal,
+    :func:`choose_offer`); else None."""
+    policy = current_policy(session, shop.id)
+    if (
+        step.kind != ActionKind.REFUND
+        or policy.store_credit_bonus_percent is None
+        or ActionKind.CUSTOMER_CREDIT not in policy.enabled_kinds
+    ):
+        return None
+    try:
+        refund = _exact_draft(session, shop=shop, conversation=conversation, brief=brief, step=step)
+        credit = _exact_draft(
+            session,
+            shop=shop,
+            conversation=conversation,
+            brief=brief,
+            step=replace(step, kind=ActionKind.CUSTOMER_CREDIT),
+        )
+    except StepRefused:
+        return None
+    assert refund.amount is not None and refund.currency and credit.amount is not None
+    conversation.pending_step = step_dict(step)
+    amounts = [Money(refund.amount, refund.currency), Money(credit.amount, refund.currency)]
+    return (
+        f"I can refund {amounts[0]} to your original payment method, or add {amounts[1]} in "
+        f"store credit to your account at {shop.name}. Which would you prefer?",
+        amounts,
+    )
+
+
+def choose_offer(
+    session: Session,
+    *,
+    shop: Shop,
+    case: Case,
+    conversation: Conversation,
+    choice: str,
+    actor: Actor,
+    adapters: AdapterFactory,
+    settings: Settings,
+    now: datetime,
+) -> ProposalResult | None:
+    """The customer chose from :func:`offers`: that kind becomes the proposal, on the
+    same path as any (checks, approval), and the customer is told it was prepared."""
+    if conversation.pending_step is None:
+        raise InvalidInput(said("nothing is on offer in this conversation"), field="choice")
+    kinds = {offer.id: offer.kind for offer in offers(conversation)}
+    if choice not in kinds:
+        raise InvalidInput(
+            said("choice must be one of %(choices)s", choices=", ".join(kinds)), field="choice"
+        )
+    step = replace(parse_step(conversation.pending_step), kind=kinds[choice])
+    conversation.pending_step = None
+    brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
+    proposal, refusal = _propose(
+        session,
+        shop=shop,
+        case=case,
+        conversation=conversation,
+        brief=brief,
+        step=step,
+        adapters=adapters,
+        settings=settings,
+        now=now,
+    )
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="conversation.choice_made",
+        actor=actor,
+        case_id=case.id,
+        data={
+            "conversation_id": str(conversation.id),
+            "choice": choice,
+            "proposal_id": str(proposal.proposal.id) if proposal else None,
+        },
+        now=now,
+    )
+    if proposal is None:
+        hand_to_person(session, case=case, actor=actor, now=now, why=refusal or "no proposal")
+        reply = NEUTRAL_REPLY
+    else:
+        prepared = Money(proposal.proposal.amount or 0, proposal.proposal.currency or "usd")
+        what = "store credit" if step.kind == ActionKind.CUSTOMER_CREDIT else "a refund"
+        reply = (
+            f"Thank you. I've prepared {what} of {prepared} for our team to review. "
+            "I will tell you here as soon as the payment provider confirms it."
+        )
+    add_reply(session, conversation=conversation, body=reply, sentence=None, actor=DRAFTER, now=now)
+    return proposal
+
+
+@dataclass(frozen=True)
+class Offer:
+    id: str
+    kind: ActionKind
+    label: str
+
+
+def offers(conversation: Conversation) -> list[Offer]:
+    """What the customer may choose between now (empty when nothing is on offer)."""
+    if conversation.pending_step is None:
+        return []
+    return [
+        Offer("refund", ActionKind.REFUND, "Refund to my original payment method"),
+        Offer("store_credit", ActionKind.CUSTOMER_CREDIT, "Store credit instead"),
+    ]
+
+
+def reply_facts(session: Session, case: Case) -> tuple[list[ActionBrief], list[Money]]:
+    """What a reply about ``case`` may state: its actions as the provider reported them,
+    and the amounts of its proposals under review or approved."""
+    proposed = [
+        Money(amount, currency)
+        for amount, currency in session.execute(
+            select(Proposal.amount, Proposal.currency).where(
+                Proposal.shop_id == case.shop_id,
+                Proposal.case_id == case.id,
+                Proposal.status.in_((ProposalStatus.AWAITING_APPROVAL, ProposalStatus.APPROVED)),
+            )
+        )
+        if amount is not None and currency
+    ]
+    return _actions(session, case), proposed
+
+
+def latest_draft(session: Session, case: Case) -> CaseDraftRecord | None:
+    """The case's newest drafting run: its summary for staff, and what was refused."""
+    return session.scalars(
+        select(CaseDraftRecord)
+        .where(CaseDraftRecord.shop_id == case.shop_id, CaseDraftRecord.case_id == case.id)
+        .order_by(CaseDraftRecord.created_at.desc())
+        .limit(1)
+    ).first()
+
+
+def why_not_proposable(brief: CaseBrief, conversation: Conversation, order: str) -> str | None:
+    if not brief.verified or conversation.customer_id is None:
+        return "the drafter proposed for an unverified customer"
+    if brief.proposal_open:
+        return "a proposal already waits for a person"
+    if order != brief.picked_order:
+        return f"the drafter proposed for {order}, which the customer did not pick"
+    if brief.unmatched:
+        # The customer quoted what matches none of their orders: a person sorts it out.
+        return f"the customer quoted {', '.join(brief.unmatched)}, which matches no order"
+    return None
+
+
+def hand_to_person(session: Session, *, case: Case, actor: Actor, now: datetime, why: str) -> None:
+    """Put the case in the queue for a named person: the shop's assigned owner for it,
+    else the shop's owner."""
+    owner = case.owner or _shop_owner(session, case.shop_id)
+    move_case(
+        session,
+        case,
+        CaseStatus.NEEDS_ATTENTION,
+        actor=actor,
+        now=now,
+        owner=owner,
+        reason=said("a person is needed: %(why)s", why=why),
+    )
+
+
+_DRAFTABLE = ("refund", "customer_credit")
+
+
+def _shop_owner(session: Session, shop_id: uuid.UUID) -> str:
+    owner = session.scalars(
+        select(StaffMember.user_id)
+        .where(StaffMember.shop_id == shop_id, StaffMember.role == StaffRole.OWNER)
+        .order_by(StaffMember.user_id)
+        .limit(1)
+    ).first()
+    return owner or "the shop's owner"
+
+
+def _shopify_connected(session: Session, shop: Shop) -> bool:
+    return shop.uninstalled_at is None and session.get(ShopifyInstall, shop.id) is not None
+
+
+def _orders(session: Session, shop_id: uuid.UUID, customer_id: uuid.UUID | None) -> list[Order]:
+    if customer_id is None:
+        return []
+    return list(
+        session.scalars(
+            select(Order)
+            .where(Order.shop_id == shop_id, Order.customer_id == customer_id)
+            .order_by(Order.created_at.desc())
+            .limit(10)
+        )
+    )
+
+
+def _order_brief(order: Order) -> OrderBrief:
+    return OrderBrief(
+        name=order.name,
+        currency=order.currency,
+        total=order.total,
+        placed_on=order.created_at.date().isoformat(),
+        lines=tuple(
+            LineBrief(str(line["id"]), str(line["title"]), int(line["quantity"]), int(line["paid"]))
+            for line in order.lines
+        ),
+        delivered=order.delivered_at is not None,
+        shipment=_shipment_brief(order),
+    )
+
+
+def _shipment_brief(order: Order) -> ShipmentBrief | None:
+    """The newest shipment of our copy; an order copied without shipments (none reported
+    yet, or copied before they were kept) is in transit once fulfilled, until delivered."""
+    if not order.shipments:
+        shipped = order.fulfilled_at is not None and order.delivered_at is None
+        return ShipmentBrief("in_transit") if shipped else None
+    newest = max(order.shipments, key=lambda shipment: shipment.get("shipped_at") or "")
+    estimated = newest.get("estimated_delivery")
+    return ShipmentBrief(
+        status=str(newest["status"]),
+        carrier=newest.get("carrier"),
+        tracking_number=newest.get("tracking_number"),
+        tracking_url=newest.get("tracking_url"),
+        estimated_delivery=datetime.fromisoformat(estimated).date().isoformat()
+        if estimated
+        else None,
+    )
+
+
+def _actions(session: Session, case: Case) -> list[ActionBrief]:
+    return [
+        ActionBrief(
+            kind=action.kind,
+            amount=Money(action.amount, action.currency)
+            if action.amount is not None and action.currency
+            else None,
+            status=action.status,
+        )
+        for action in session.scalars(
+            select(Action).where(Action.case_id == case.id).order_by(Action.created_at)
+        )
+    ]
