@@ -179,6 +179,18 @@ def seed_linen_shop(
             ],
             fulfilled_at=now - timedelta(days=6),
             delivered_at=now - timedelta(days=3),
+            # As the Shopify sandbox's demo store ships it.
+            shipments=[
+                {
+                    "status": "delivered",
+                    "carrier": "UPS",
+                    "tracking_number": "1Z999AA10123456784",
+                    "tracking_url": "https://www.ups.com/track?tracknum=1Z999AA10123456784",
+                    "shipped_at": (now - timedelta(days=6)).isoformat(),
+                    "delivered_at": (now - timedelta(days=3)).isoformat(),
+                    "estimated_delivery": None,
+                }
+            ],
             created_at=now - timedelta(days=8),
         )
     )

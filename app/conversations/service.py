@@ -81,16 +81,8 @@ def start_conversation(
         updated_at=now,
     )
     session.add(conversation)
-    session.add(
-        Participant(
-            shop_id=shop_id,
-            conversation_id=conversation.id,
-            kind=actor.kind.value,
-            ref=actor.ref,
-            joined_at=now,
-        )
-    )
     session.flush()
+    join(session, conversation, actor, now)
     audit.record(
         session,
         shop_id=shop_id,
@@ -117,6 +109,27 @@ def start_storefront_conversation(
         locale=locale,
     )
     return conversation, token
+
+
+def join(session: Session, conversation: Conversation, actor: Actor, now: datetime) -> None:
+    """``actor`` takes part in the conversation from now on (once per party)."""
+    known = session.scalars(
+        select(Participant.id).where(
+            Participant.conversation_id == conversation.id,
+            Participant.kind == actor.kind.value,
+            Participant.ref == actor.ref,
+        )
+    ).first()
+    if known is None:
+        session.add(
+            Participant(
+                shop_id=conversation.shop_id,
+                conversation_id=conversation.id,
+                kind=actor.kind.value,
+                ref=actor.ref,
+                joined_at=now,
+            )
+        )
 
 
 def current_case(session: Session, conversation: Conversation) -> Case | None:
@@ -164,6 +177,7 @@ def receive_message(
     case = current_case(session, conversation) or _open_case(
         session, conversation=conversation, subject=subject or body, actor=actor, now=now
     )
+    join(session, conversation, actor, now)
     case.request_text = _appended(case.request_text, body)
     case.updated_at = now
     conversation.updated_at = now
@@ -216,6 +230,7 @@ def add_reply(
         created_at=now,
     )
     session.add(message)
+    join(session, conversation, actor, now)
     conversation.updated_at = now
     session.flush()
     audit.record(

@@ -65,7 +65,8 @@ def draft_for(
     A refund goes to the order at Shopify when Shopify holds it and the shop is
     connected there, else to the Stripe payment that paid it. Store credit goes to the
     customer at Shopify when known there, else at Stripe, worth what the lines were paid
-    plus the shop's ``credit_bonus_percent`` (rounded down)."""
+    plus the shop's ``credit_bonus_percent`` (rounded down); a discount on a replacement
+    goes to the same customer, worth what the lines were paid, once."""
     lines = picked_lines(order, step.lines)
     amount = sum(line_amount(line, quantity) for line, quantity in lines)
     if amount <= 0:
@@ -94,7 +95,7 @@ def draft_for(
             params={} if through_shopify else {"reason": "requested_by_customer"},
             reason=step.reason,
         )
-    if step.kind == ActionKind.CUSTOMER_CREDIT:
+    if step.kind in (ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT):
         provider, target = (
             ("shopify", customer.shopify_customer_id)
             if shopify_connected and customer.shopify_customer_id
@@ -102,6 +103,19 @@ def draft_for(
         )
         if not target:
             raise StepRefused("the customer has no account to credit")
+        if step.kind == ActionKind.DISCOUNT:
+            # A replacement's discount: the value of the lines, off one order.
+            return Draft(
+                kind=ActionKind.DISCOUNT,
+                provider=provider,
+                target=target,
+                customer_ref=target,
+                amount=amount,
+                currency=order.currency,
+                line_items=(),
+                params={"amount_off": amount, "duration": "once"},
+                reason=step.reason,
+            )
         return Draft(
             kind=ActionKind.CUSTOMER_CREDIT,
             provider=provider,

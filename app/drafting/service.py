@@ -55,6 +55,7 @@ from app.evaluation import Draft
 from app.execution.models import Action
 from app.execution.providers import AdapterFactory
 from app.guard import IdentityLevel
+from app.guard.policy import PolicyRules
 from app.lifecycle import move_case
 from app.money import Money
 from app.settings import Settings
@@ -192,7 +193,7 @@ def apply_draft(
     refusal: str | None = None
     offered: list[Money] = []
     if draft.proposal is not None:
-        offer = _credit_offer(
+        offer = _offer(
             session, shop=shop, conversation=conversation, brief=brief, step=draft.proposal
         )
         if offer is not None:
@@ -314,7 +315,7 @@ def _propose(
         return None, error.message
 
 
-def _credit_offer(
+def _offer(
     session: Session,
     *,
     shop: Shop,
@@ -322,35 +323,52 @@ def _credit_offer(
     brief: CaseBrief,
     step: StepProposal,
 ) -> tuple[str, list[Money]] | None:
-    """Where the shop's policy offers store credit instead of a refund: the offer to put
-    to the customer and the amounts it names (their choice becomes the proposal,
-    :func:`choose_offer`); else None."""
-    policy = current_policy(session, shop.id)
-    if (
-        step.kind != ActionKind.REFUND
-        or policy.store_credit_bonus_percent is None
-        or ActionKind.CUSTOMER_CREDIT not in policy.enabled_kinds
-    ):
+    """Where the shop's policy offers more than the refund asked for (store credit with
+    its bonus, a discount on a replacement): the offer to put to the customer and the
+    amounts it names, the step kept until they choose (:func:`choose_offer`); else None."""
+    if step.kind != ActionKind.REFUND:
+        return None
+    choices = _choices(current_policy(session, shop.id))
+    if len(choices) < 2:
         return None
     try:
-        refund = _exact_draft(session, shop=shop, conversation=conversation, brief=brief, step=step)
-        credit = _exact_draft(
-            session,
-            shop=shop,
-            conversation=conversation,
-            brief=brief,
-            step=replace(step, kind=ActionKind.CUSTOMER_CREDIT),
-        )
+        priced = [
+            (
+                offer,
+                _exact_draft(
+                    session,
+                    shop=shop,
+                    conversation=conversation,
+                    brief=brief,
+                    step=replace(step, kind=offer.kind),
+                ),
+            )
+            for offer in choices
+        ]
     except StepRefused:
         return None
-    assert refund.amount is not None and refund.currency and credit.amount is not None
+    amounts = [Money(draft.amount or 0, draft.currency or "usd") for _, draft in priced]
+    options = [
+        _OFFER_WORDS[offer.id].format(amount=amount, shop=shop.name)
+        for (offer, _), amount in zip(priced, amounts, strict=True)
+    ]
     conversation.pending_step = step_dict(step)
-    amounts = [Money(refund.amount, refund.currency), Money(credit.amount, refund.currency)]
     return (
-        f"I can refund {amounts[0]} to your original payment method, or add {amounts[1]} in "
-        f"store credit to your account at {shop.name}. Which would you prefer?",
+        f"I can {', or '.join(options)}. Which would you prefer?",
         amounts,
     )
+
+
+_OFFER_WORDS = {
+    "refund": "refund {amount} to your original payment method",
+    "store_credit": "add {amount} in store credit to your account at {shop}",
+    "replacement_discount": "give you a discount of {amount} on a replacement",
+}
+_PREPARED = {
+    ActionKind.REFUND: "a refund",
+    ActionKind.CUSTOMER_CREDIT: "store credit",
+    ActionKind.DISCOUNT: "a discount on a replacement",
+}
 
 
 def choose_offer(
@@ -369,7 +387,7 @@ def choose_offer(
     same path as any (checks, approval), and the customer is told it was prepared."""
     if conversation.pending_step is None:
         raise InvalidInput(said("nothing is on offer in this conversation"), field="choice")
-    kinds = {offer.id: offer.kind for offer in offers(conversation)}
+    kinds = {offer.id: offer.kind for offer in offers(session, conversation)}
     if choice not in kinds:
         raise InvalidInput(
             said("choice must be one of %(choices)s", choices=", ".join(kinds)), field="choice"
@@ -406,9 +424,9 @@ def choose_offer(
         reply = NEUTRAL_REPLY
     else:
         prepared = Money(proposal.proposal.amount or 0, proposal.proposal.currency or "usd")
-        what = "store credit" if step.kind == ActionKind.CUSTOMER_CREDIT else "a refund"
         reply = (
-            f"Thank you. I've prepared {what} of {prepared} for our team to review. "
+            f"Thank you. I've prepared {_PREPARED[step.kind]} of {prepared} for our team to "
+            "review. "
             "I will tell you here as soon as the payment provider confirms it."
         )
     add_reply(session, conversation=conversation, body=reply, sentence=None, actor=DRAFTER, now=now)
@@ -422,14 +440,24 @@ class Offer:
     label: str
 
 
-def offers(conversation: Conversation) -> list[Offer]:
+def offers(session: Session, conversation: Conversation) -> list[Offer]:
     """What the customer may choose between now (empty when nothing is on offer)."""
     if conversation.pending_step is None:
         return []
-    return [
-        Offer("refund", ActionKind.REFUND, "Refund to my original payment method"),
-        Offer("store_credit", ActionKind.CUSTOMER_CREDIT, "Store credit instead"),
-    ]
+    return _choices(current_policy(session, conversation.shop_id))
+
+
+def _choices(policy: PolicyRules) -> list[Offer]:
+    """The refund, and what else the shop's policy offers instead of it."""
+    found = [Offer("refund", ActionKind.REFUND, "Refund to my original payment method")]
+    enabled = policy.enabled_kinds
+    if policy.store_credit_bonus_percent is not None and ActionKind.CUSTOMER_CREDIT in enabled:
+        found.append(Offer("store_credit", ActionKind.CUSTOMER_CREDIT, "Store credit instead"))
+    if policy.replacement_discount and ActionKind.DISCOUNT in enabled:
+        found.append(
+            Offer("replacement_discount", ActionKind.DISCOUNT, "A discount on a replacement")
+        )
+    return found
 
 
 def reply_facts(session: Session, case: Case) -> tuple[list[ActionBrief], list[Money]]:
@@ -473,9 +501,13 @@ def why_not_proposable(brief: CaseBrief, conversation: Conversation, order: str)
 
 
 def hand_to_person(session: Session, *, case: Case, actor: Actor, now: datetime, why: str) -> None:
-    """Put the case in the queue for a named person: the shop's assigned owner for it,
-    else the shop's owner."""
-    owner = case.owner or _shop_owner(session, case.shop_id)
+    """Put the case in the queue for a named person: the case's owner, else the one the
+    shop's policy names for handed-over cases, else the shop's owner."""
+    owner = (
+        case.owner
+        or current_policy(session, case.shop_id).handover_owner
+        or _shop_owner(session, case.shop_id)
+    )
     move_case(
         session,
         case,

@@ -24,6 +24,7 @@ DEFAULT_DUPLICATE_WINDOW = timedelta(hours=72)
 DEFAULT_MAX_PERCENT_OFF = 50
 # Store credit offered instead of a refund is worth at most this much more.
 MAX_CREDIT_BONUS_PERCENT = 50
+MAX_OWNER_LENGTH = 255
 # Below medium is a claim, and an unverified customer never gets an action proposed.
 LOWEST_MIN_IDENTITY = IdentityLevel.MEDIUM
 _SECOND = timedelta(seconds=1)
@@ -100,6 +101,11 @@ class PolicyRules:
     # Offer a customer who asks for a refund store credit instead, worth the refund plus
     # this percent; None offers nothing but the refund.
     store_credit_bonus_percent: int | None = None
+    # Offer a discount of the refund's value on a replacement, instead of the refund.
+    replacement_discount: bool = False
+    # The member of staff cases handed to a person go to (a Shopify user id or staff
+    # name); None: the shop's owner.
+    handover_owner: str | None = None
 
     def __post_init__(self) -> None:
         _require_int(self.version, "version", minimum=1, maximum=MAX_AMOUNT)
@@ -156,6 +162,8 @@ class PolicyRules:
             "min_identity": {kind.value: level.value for kind, level in self.min_identity.items()},
             "max_percent_off": self.max_percent_off,
             "store_credit_bonus_percent": self.store_credit_bonus_percent,
+            "replacement_discount": self.replacement_discount,
+            "handover_owner": self.handover_owner,
         }
 
     @classmethod
@@ -391,6 +399,26 @@ def _parse_percent(value: object, name: str) -> int:
     return _require_int(value, name, minimum=1, maximum=100)
 
 
+def _parse_bool(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise PolicyError(name, said("must be true or false, got %(value)s", value=repr(value)))
+    return value
+
+
+def _parse_optional_owner(value: object, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_OWNER_LENGTH:
+        raise PolicyError(
+            name,
+            said(
+                "must name a member of staff in at most %(max)s characters",
+                max=str(MAX_OWNER_LENGTH),
+            ),
+        )
+    return value.strip()
+
+
 def _parse_optional_bonus(value: object, name: str) -> int | None:
     if value is None:
         return None
@@ -411,5 +439,7 @@ _PARSERS: dict[str, tuple[str, _Parser]] = {
     "min_identity": ("min_identity", _parse_min_identity),
     "max_percent_off": ("max_percent_off", _parse_percent),
     "store_credit_bonus_percent": ("store_credit_bonus_percent", _parse_optional_bonus),
+    "replacement_discount": ("replacement_discount", _parse_bool),
+    "handover_owner": ("handover_owner", _parse_optional_owner),
 }
 _KEYS = frozenset(_PARSERS)

@@ -179,6 +179,17 @@ def policy_sentences(policy: PolicyRules, locale: str) -> list[str]:
             )
             % {"percent": policy.store_credit_bonus_percent}
         )
+    if policy.replacement_discount:
+        lines.append(
+            _(
+                "A customer asking for a refund is offered a discount of the same value on a "
+                "replacement."
+            )
+        )
+    if policy.handover_owner:
+        lines.append(
+            _("Cases handed to a person go to %(owner)s.") % {"owner": policy.handover_owner}
+        )
     if policy.auto_approve_ceiling:
         ceilings = ", ".join(
             money_text(amount, currency, locale)

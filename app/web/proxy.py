@@ -409,7 +409,9 @@ def _state(
             for message in messages_of(session, conversation)
         ],
         "case": _case_state(session, conversation),
-        "choices": [{"id": offer.id, "label": offer.label} for offer in offers(conversation)],
+        "choices": [
+            {"id": offer.id, "label": offer.label} for offer in offers(session, conversation)
+        ],
         "can_ask_for_person": not conversation.wants_person,
         "poll_after": POLL_AFTER,
     }

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.actors import Actor, ActorKind, Surface
+from app.actors import Actor, ActorKind, Surface, staff
 from app.audit import AuditEvent
 from app.cases.models import Customer, Order
 from app.clock import utcnow
@@ -27,8 +27,8 @@ from app.conversations.identity import (
     establish_logged_in,
     request_email_code,
 )
-from app.conversations.models import Channel, Conversation
-from app.conversations.service import receive_message, start_conversation
+from app.conversations.models import Author, Channel, Conversation, Participant
+from app.conversations.service import add_reply, receive_message, start_conversation
 from app.errors import TooManyRequests
 from app.shops.models import Shop
 from integrations.mail import Outbox
@@ -267,3 +267,28 @@ def test_a_redelivered_channel_message_is_kept_once(
     )
 
     assert first is not None and again is None
+
+
+def test_everyone_who_writes_takes_part_once(session: Session, conversation: Conversation) -> None:
+    for text in ("Hi", "Anyone there?"):
+        receive_message(session, conversation=conversation, body=text, actor=SHOPPER, now=utcnow())
+    add_reply(
+        session,
+        conversation=conversation,
+        body="Yes, how can we help?",
+        sentence=None,
+        actor=staff("sam.approver", Surface.SHOPIFY_ADMIN),
+        now=utcnow(),
+        author=Author.STAFF,
+    )
+    session.flush()
+
+    parties = session.execute(
+        select(Participant.kind, Participant.ref).where(
+            Participant.conversation_id == conversation.id
+        )
+    ).all()
+    assert sorted(parties) == [
+        ("customer", "customer:storefront-visitor"),
+        ("staff", "sam.approver"),
+    ]

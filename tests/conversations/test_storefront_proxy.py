@@ -14,9 +14,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from storefront_support import APP_SECRET, Shopper
 
+from app.actors import Surface, staff
 from app.cases.models import Case
+from app.clock import utcnow
 from app.conversations.models import Conversation
 from app.shops.models import Shop, StaffMember, StaffRole
+from app.shops.service import save_policy
 
 DOMAIN = "linen-proxy.myshopify.com"
 
@@ -88,6 +91,7 @@ def test_a_new_shopper_gets_a_token_that_is_never_stored(
 
     token = state["conversation"]
     assert isinstance(token, str) and len(token) >= 40
+    assert shopper.state()["conversation"] == token  # every answer gives it back
     stored = session.scalars(select(Conversation.channel_ref)).one()
     assert stored != token and token not in stored
     assert [m["from"] for m in state["messages"]] == ["customer"]
@@ -173,9 +177,30 @@ def test_asking_for_a_person_puts_the_case_in_front_of_a_named_owner(
     state = shopper.post("/chat/person", {}).get_json()
 
     assert state["can_ask_for_person"] is False
+    assert "usually within one business day" in state["messages"][-1]["text"]
     assert state["case"]["status"] == "with_person"
     case = session.scalars(select(Case)).one()
     assert (case.status, case.owner) == ("needs_attention", "olivia.owner")
+
+
+def test_a_case_handed_over_goes_to_the_owner_the_policy_names(
+    shop: Shop, client: FlaskClient, session: Session
+) -> None:
+    save_policy(
+        session,
+        shop=shop,
+        actor=staff("olivia.owner", Surface.CONSOLE),
+        rules={"handover_owner": "sam.approver"},
+        now=utcnow(),
+    )
+    session.commit()
+    shopper = _shopper(client)
+    shopper.say("I need help with something unusual")
+
+    shopper.post("/chat/person", {})
+
+    case = session.scalars(select(Case)).one()
+    assert (case.status, case.owner) == ("needs_attention", "sam.approver")
 
 
 def test_asking_for_a_code_answers_the_same_for_an_order_that_does_not_exist(

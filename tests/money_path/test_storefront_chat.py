@@ -266,3 +266,32 @@ def test_a_reply_staff_type_is_held_to_what_the_provider_reported(
     shown = [m["text"] for m in shopper.state()["messages"] if m["from"] == "shop"]
     assert shown[-1].startswith("The refund of $48.00 is with our team")
     assert not any("processed" in text or "$60.00" in text for text in shown)
+
+
+def test_a_discount_on_a_replacement_offered_by_the_policy_is_proposed_when_chosen(
+    linen: LinenShop,
+    shopper: Shopper,
+    outbox: Outbox,
+    owner: Staff,
+    approver: Staff,
+    worker: WorkerProcess,
+) -> None:
+    saved = owner.put("/api/shop/policy", {"rules": {"replacement_discount": True}})
+    assert saved.status_code == 200, saved.get_json()
+    shopper.say(ASKS)
+    _shop_replies(shopper, 1)
+    shopper.post("/chat/verification", {"order": "#1001", "email": "maya@example.com"})
+    shopper.post("/chat/verification/code", {"code": newest_code(outbox, "maya@example.com")})
+
+    offer = _shop_replies(shopper, 2)[-1]
+    assert "discount of $48.00 on a replacement" in offer
+    assert [c["id"] for c in shopper.state()["choices"]] == ["refund", "replacement_discount"]
+    chosen = shopper.post("/chat/choices", {"choice": "replacement_discount"})
+
+    assert chosen.status_code == 200, chosen.get_json()
+    [proposal] = approver.get(f"/api/cases/{_drafted_case(approver, linen)}").get_json()[
+        "proposals"
+    ]
+    assert (proposal["kind"], proposal["amount"]["amount"]) == ("discount", 4800)
+    assert proposal["params"] == {"amount_off": 4800, "duration": "once"}
+    assert proposal["target"] == linen.customer_id

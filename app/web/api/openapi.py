@@ -25,6 +25,7 @@ from app.guard.policy import (
     MAX_AMOUNT,
     MAX_CREDIT_BONUS_PERCENT,
     MAX_DAYS,
+    MAX_OWNER_LENGTH,
     MAX_PERIOD,
     MAX_REASON_LENGTH,
     MAX_REASONS,
@@ -279,6 +280,8 @@ _POLICY_RULES = _object(
         ),
         "max_percent_off": _int(1, 100),
         "store_credit_bonus_percent": _nullable(_int(0, MAX_CREDIT_BONUS_PERCENT)),
+        "replacement_discount": {"type": "boolean"},
+        "handover_owner": _nullable(_text(MAX_OWNER_LENGTH, min_length=1)),
     },
     closed=True,
 )
