@@ -296,23 +296,27 @@ def _propose(
     try:
         draft = _exact_draft(session, shop=shop, conversation=conversation, brief=brief, step=step)
         adapter = adapters(session, shop.id, draft.provider)
-        return (
-            create_proposal(
-                session,
-                shop=shop,
-                case=case,
-                actor=DRAFTER,
-                draft=draft,
-                adapter=adapter,
-                settings=settings,
-                now=now,
-            ),
-            None,
+        result = create_proposal(
+            session,
+            shop=shop,
+            case=case,
+            actor=DRAFTER,
+            draft=draft,
+            adapter=adapter,
+            settings=settings,
+            now=now,
         )
     except StepRefused as refused:
         return None, str(refused)
     except CasewardError as error:
         return None, error.message
+    if result.proposal.status == ProposalStatus.BLOCKED:
+        # Kept for staff to read; the customer hears nothing about it until a person looks.
+        reasons = "; ".join(
+            check["reason"] for check in result.proposal.verdict["checks"] if not check["passed"]
+        )
+        return None, f"the checks blocked the proposal: {reasons}"
+    return result, None
 
 
 def _offer(

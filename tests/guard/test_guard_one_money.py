@@ -25,7 +25,10 @@ def test_a_refund_of_the_order_itself_goes_with_the_order() -> None:
     verdict = check(_through_shopify(4800), _order_as_payment(), order=aprons())
 
     assert verdict.outcome is Outcome.NEEDS_APPROVAL
-    assert verdict.check(CheckName.ORDER_MATCHES).reason == ("The refund is of order #1001 itself.")
+    matched = verdict.check(CheckName.ORDER_MATCHES)
+    assert matched.reason == "The refund is of order #1001 itself."
+    # What a reviewer (and the stored verdict) sees beside the words.
+    assert matched.facts == {"order": ORDER, "order_payment": PAYMENT, "target": ORDER}
 
 
 def test_our_stripe_refund_of_the_same_money_in_flight_counts_against_a_shopify_refund() -> None:

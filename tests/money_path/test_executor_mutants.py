@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from fault_support import (
@@ -728,11 +729,16 @@ def test_a_first_send_stopped_before_any_call_says_why(
 
     assert execute_action(_pinned(ctx, moment), action_id) == status
 
-    action = action_json(approver, str(action_id))
-    assert (action["status_reason"], action["attempts"]) == (reason, [])
-    stopped = _last_event(session, action_id, f"action.{status}")
-    assert (stopped.created_at, stopped.data["reason"]) == (moment, reason)
-    assert refunds_of_action(account, str(action_id)) == []
+    action = _stopped_and_nothing_refunded(
+        approver,
+        session,
+        account,
+        action_id,
+        event=f"action.{status}",
+        moment=moment,
+        reason=reason,
+    )
+    assert action["attempts"] == []
 
 
 @pytest.mark.parametrize("stop", list(_STOPS))
@@ -753,11 +759,16 @@ def test_a_resend_stopped_before_any_call_goes_to_a_person(
     # The look-up finds nothing; the resend is stopped: the first send may still land.
     assert reconcile_action(_pinned(ctx, moment), action_id) == "needs_decision"
 
-    action = action_json(approver, str(action_id))
-    assert action["status_reason"] == reason
+    action = _stopped_and_nothing_refunded(
+        approver,
+        session,
+        account,
+        action_id,
+        event="action.needs_decision",
+        moment=moment,
+        reason=reason,
+    )
     assert [a["purpose"] for a in action["attempts"]] == ["submit", "find"]
-    decided = _last_event(session, action_id, "action.needs_decision")
-    assert (decided.created_at, decided.data["reason"]) == (moment, reason)
 
 
 def test_an_approval_is_good_up_to_its_last_moment(
@@ -829,11 +840,16 @@ def test_a_first_send_whose_adapter_cannot_be_built_cannot_run_and_says_why(
     )
 
     reason = "the action cannot run: the Stripe connection was removed"
-    action = action_json(approver, str(action_id))
-    assert (action["status_reason"], action["attempts"]) == (reason, [])
-    stopped = _last_event(session, action_id, "action.cannot_run")
-    assert (stopped.created_at, stopped.data["reason"]) == (moment, reason)
-    assert refunds_of_action(account, str(action_id)) == []
+    action = _stopped_and_nothing_refunded(
+        approver,
+        session,
+        account,
+        action_id,
+        event="action.cannot_run",
+        moment=moment,
+        reason=reason,
+    )
+    assert action["attempts"] == []
 
 
 def test_a_resend_whose_adapter_cannot_be_built_goes_to_a_person(
@@ -854,9 +870,34 @@ def test_a_resend_whose_adapter_cannot_be_built_goes_to_a_person(
     )
 
     reason = "the action cannot run: the Stripe connection was removed"
-    action = action_json(approver, str(action_id))
-    assert action["status_reason"] == reason
+    action = _stopped_and_nothing_refunded(
+        approver,
+        session,
+        account,
+        action_id,
+        event="action.needs_decision",
+        moment=moment,
+        reason=reason,
+    )
     assert [a["purpose"] for a in action["attempts"]] == ["submit", "find"]
-    decided = _last_event(session, action_id, "action.needs_decision")
-    assert (decided.created_at, decided.data["reason"]) == (moment, reason)
+
+
+def _stopped_and_nothing_refunded(
+    approver: Staff,
+    session: Session,
+    account: Account,
+    action_id: uuid.UUID,
+    *,
+    event: str,
+    moment: datetime,
+    reason: str,
+) -> dict[str, Any]:
+    """The action as the API shows it, once shown to have stopped for ``reason`` (its
+    status reason, and its ``event`` recorded at ``moment`` with that reason) with no
+    refund at Stripe."""
+    action: dict[str, Any] = action_json(approver, str(action_id))
+    assert action["status_reason"] == reason
+    stopped = _last_event(session, action_id, event)
+    assert (stopped.created_at, stopped.data["reason"]) == (moment, reason)
     assert refunds_of_action(account, str(action_id)) == []
+    return action

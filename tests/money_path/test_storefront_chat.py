@@ -19,7 +19,8 @@ from storefront_support import APP_SECRET, CLIENT_ID, Shopper, newest_code
 from app.cases.models import Case
 from app.conversations.models import Conversation, Message
 from app.crypto import secret_box
-from app.demo import APPROVER, SHOP_DOMAIN, LinenShop, seed_linen_shop
+from app.demo import APPROVER, OWNER, SHOP_DOMAIN, LinenShop, seed_linen_shop
+from app.drafting.service import NEUTRAL_REPLY
 from app.settings import Settings
 from integrations.mail import Outbox
 
@@ -295,3 +296,27 @@ def test_a_discount_on_a_replacement_offered_by_the_policy_is_proposed_when_chos
     assert (proposal["kind"], proposal["amount"]["amount"]) == ("discount", 4800)
     assert proposal["params"] == {"amount_off": 4800, "duration": "once"}
     assert proposal["target"] == linen.customer_id
+
+
+def test_a_drafted_proposal_the_checks_block_goes_to_a_person_and_promises_nothing(
+    linen: LinenShop,
+    shopper: Shopper,
+    outbox: Outbox,
+    owner: Staff,
+    approver: Staff,
+    worker: WorkerProcess,
+) -> None:
+    engaged = owner.put("/api/shop/kill-switch", {"engaged": True})
+    assert engaged.status_code == 200, engaged.get_json()
+    shopper.say(ASKS)
+    _shop_replies(shopper, 1)
+    shopper.post("/chat/verification", {"order": "#1001", "email": "maya@example.com"})
+    shopper.post("/chat/verification/code", {"code": newest_code(outbox, "maya@example.com")})
+
+    reply = _shop_replies(shopper, 2)[-1]
+
+    assert reply == NEUTRAL_REPLY
+    assert shopper.state()["case"]["status"] == "with_person"
+    case = approver.get(f"/api/cases/{_drafted_case(approver, linen)}").get_json()
+    assert [p["status"] for p in case["proposals"]] == ["blocked"]
+    assert case["owner"] == OWNER
