@@ -278,14 +278,15 @@ class SandboxHandle:
 def serve_until_signalled(handle: SandboxHandle, announce: Sequence[str], name: str) -> int:
     """Print ``announce`` (``KEY=value`` lines, for people and scripts alike), serve until
     SIGINT or SIGTERM, then stop ``handle``; returns the process's exit status."""
-    print("\n".join(announce), flush=True)
     done = threading.Event()
 
     def _stop(_signum: int, _frame: FrameType | None) -> None:
         done.set()
 
+    # Before announcing: whoever reads the lines may signal at once.
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    print("\n".join(announce), flush=True)
     while not done.wait(0.5):
         pass
     handle.stop()
