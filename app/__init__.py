@@ -19,7 +19,7 @@ from app.db import db
 from app.execution.providers import connection_adapters
 from app.queue import redis_ext
 from app.settings import Settings
-from app.web import limits, proxy, register_blueprints
+from app.web import helpdesk, limits, proxy, register_blueprints
 from app.web.api import bp as api_bp
 from app.web.auth import StoredStaffTokens
 from app.web.errors import register_error_handlers
@@ -61,8 +61,13 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
 
     register_blueprints(app)
     register_error_handlers(app)
-    # The storefront proxy is signed by Shopify and carries no cookie: no CSRF to forge.
-    init_security(app, settings, exempt=[api_bp, webhooks_bp, shopify_webhooks_bp, proxy.bp])
+    # The storefront proxy is signed by Shopify, helpdesk calls carry the shop's secret
+    # header, and neither carries a cookie: no CSRF to forge.
+    init_security(
+        app,
+        settings,
+        exempt=[api_bp, webhooks_bp, shopify_webhooks_bp, proxy.bp, helpdesk.bp],
+    )
     proxy.init_app(app)
     limits.init_app(app)
     register_commands(app)

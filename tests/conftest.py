@@ -139,6 +139,9 @@ def settings(tmp_path: Path, database: str, redis_url: str) -> Settings:
         redis_url=redis_url,
         secret_key="test-secret-key",
         testing=True,
+        # Nothing here reaches the internet: a test that forgets its Gorgias sandbox
+        # finds a closed port, at once.
+        gorgias_api_base="http://127.0.0.1:9",
     ).completed()
 
 

@@ -121,6 +121,9 @@ class Message(Base):
     about_status: Mapped[str | None] = mapped_column(String(32))
     # What the text says, as the sentence Caseward composed it (see app/words.py).
     sentence: Mapped[dict[str, object] | None] = mapped_column(JSON)
+    # When a message to the customer reached a channel that needs it posted (a helpdesk
+    # ticket); None while it waits. The storefront chat shows messages as they are.
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 

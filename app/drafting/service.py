@@ -74,7 +74,10 @@ NEUTRAL_REPLY = (
 class Drafted:
     record: CaseDraftRecord
     proposal: ProposalResult | None
+    # The reply as kept for the customer; None when it was only suggested to an agent.
     reply: Message | None
+    # The reply's text, checked: what was sent, or what an agent is offered to send.
+    reply_text: str
 
 
 def brief_for(
@@ -167,8 +170,11 @@ def apply_draft(
     adapters: AdapterFactory,
     settings: Settings,
     now: datetime,
+    reply_to_customer: bool = True,
 ) -> Drafted:
-    """Record ``run`` and act on it (see the module docstring). The caller holds the
+    """Record ``run`` and act on it (see the module docstring); without
+    ``reply_to_customer`` (a helpdesk agent asked for the draft) the checked reply is
+    returned as a suggestion, not sent. The caller holds the
     case's row lock and commits."""
     draft = run.draft
     record = CaseDraftRecord(
@@ -193,8 +199,11 @@ def apply_draft(
     refusal: str | None = None
     offered: list[Money] = []
     if draft.proposal is not None:
-        offer = _offer(
-            session, shop=shop, conversation=conversation, brief=brief, step=draft.proposal
+        # Choices are put to a customer in the chat; an agent gets the refund to review.
+        offer = (
+            _offer(session, shop=shop, conversation=conversation, brief=brief, step=draft.proposal)
+            if reply_to_customer
+            else None
         )
         if offer is not None:
             reply, offered = offer
@@ -241,10 +250,14 @@ def apply_draft(
         },
         now=now,
     )
-    message = add_reply(
-        session, conversation=conversation, body=reply, sentence=None, actor=DRAFTER, now=now
+    message = (
+        add_reply(
+            session, conversation=conversation, body=reply, sentence=None, actor=DRAFTER, now=now
+        )
+        if reply_to_customer
+        else None
     )
-    return Drafted(record, proposal, message)
+    return Drafted(record, proposal, message, reply)
 
 
 def _exact_draft(

@@ -96,6 +96,27 @@ def enqueue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
     )
 
 
+def enqueue_helpdesk_call(queue: Queue, shop_id: uuid.UUID, event_row_id: int) -> None:
+    """Work a kept helpdesk call (background queue); once per call. The shop is in the
+    job id: row ids restart with each database, job ids live as long as Redis."""
+    with contextlib.suppress(DuplicateJobError):
+        queue.enqueue(
+            "app.helpdesk.jobs.work_gorgias_call",
+            event_row_id,
+            job_id=f"helpdesk-{shop_id}-{event_row_id}",
+            unique=True,
+            result_ttl=_RESULT_TTL,
+            failure_ttl=24 * 3600,
+        )
+
+
+def enqueue_helpdesk_delivery(queue: Queue, shop_id: uuid.UUID) -> bool:
+    """Post the shop's waiting replies to their helpdesk tickets (background queue)."""
+    return _enqueue_unique(
+        queue, "app.helpdesk.jobs.deliver_helpdesk_replies", shop_id, f"deliver-{shop_id}"
+    )
+
+
 def _enqueue_unique(queue: Queue, function: str, subject_id: uuid.UUID, job_id: str) -> bool:
     """Queue ``function(subject_id)`` as ``job_id`` unless a live job has that id."""
     try:

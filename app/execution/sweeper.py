@@ -12,6 +12,8 @@
   ``pending_refresh_seconds``, so its status moves on even if no webhook arrives.
 * Every shop whose audit chain moved gets a signed checkpoint written outside the
   database every ``audit_checkpoint_interval_seconds``.
+* A shop with messages to helpdesk customers not yet posted (status updates, staff
+  replies) gets a delivery job on the background queue.
 
 Run it as ``python -m app.execution.sweeper`` (the Procfile does).
 """
@@ -35,11 +37,13 @@ from app.execution.jobs import context
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.execution.queueing import (
     enqueue_execution,
+    enqueue_helpdesk_delivery,
     enqueue_reconcile,
     enqueue_refresh,
     execution_queue,
 )
 from app.execution.status import escalate, mark_unknown
+from app.helpdesk.delivery import shops_with_pending
 from app.queue import connect_redis
 from app.words import said, said_n
 
@@ -55,6 +59,7 @@ class SweepReport:
     checkpoints: list[str] = field(default_factory=list)
     reconciling: list[str] = field(default_factory=list)
     refreshing: list[str] = field(default_factory=list)
+    delivering: list[str] = field(default_factory=list)
 
 
 def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
@@ -96,6 +101,7 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
         report.checkpoints = [
             str(path) for path in write_due_checkpoints(session, ctx.settings, now)
         ]
+        replying = shops_with_pending(session)
     # Enqueue only after the transactions above have committed.
     for action_id in queued:
         if enqueue_execution(queue, action_id):
@@ -108,6 +114,10 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
     for action_id in waiting:
         if enqueue_refresh(queue, action_id, f"sweep-{period}"):
             report.refreshing.append(str(action_id))
+    background = execution_queue(queue.connection, ctx.settings.background_queue_name)
+    for shop_id in replying:
+        if enqueue_helpdesk_delivery(background, shop_id):
+            report.delivering.append(str(shop_id))
     return report
 
 

@@ -70,6 +70,28 @@
     });
   }
 
+  // Gorgias: the answer's secret is shown here once, with where it goes.
+  for (const form of document.querySelectorAll("form.gorgias")) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const output = form.querySelector("output");
+      const body = {
+        domain: form.elements.domain.value,
+        username: form.elements.username.value,
+        api_key: form.elements.api_key.value,
+      };
+      const answer = await send("PUT", form.dataset.url, body, output);
+      if (!answer) return;
+      form.elements.api_key.value = "";
+      output.textContent = answer.integration_secret ? form.dataset.secret : form.dataset.kept;
+      const setup = form.querySelector(".gorgias-setup");
+      setup.textContent = [answer.integration_secret, answer.events_url, answer.sidebar_url]
+        .filter(Boolean)
+        .join("\n");
+      setup.hidden = false;
+    });
+  }
+
   // A download needs the session token too, so it is fetched, then saved from memory.
   for (const button of document.querySelectorAll("button.export")) {
     button.addEventListener("click", async () => {

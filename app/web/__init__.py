@@ -7,6 +7,7 @@ from flask import Flask
 from app.web import admin_pages, admin_settings  # noqa: F401  (routes on the admin's blueprint)
 from app.web.api import bp as api_bp
 from app.web.health import bp as health_bp
+from app.web.helpdesk import bp as helpdesk_bp
 from app.web.operator import bp as operator_bp
 from app.web.proxy import bp as proxy_bp
 from app.web.shopify_admin import bp as shopify_admin_bp
@@ -22,3 +23,4 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(shopify_admin_bp)
     app.register_blueprint(shopify_webhooks_bp)
     app.register_blueprint(proxy_bp)
+    app.register_blueprint(helpdesk_bp)

@@ -19,6 +19,7 @@ import json
 from flask import g, render_template
 
 from app.db import request_session
+from app.helpdesk.connection import gorgias_connection
 from app.money import Money
 from app.shopify.models import ShopifyInstall
 from app.shopify.setup import setup_steps
@@ -58,6 +59,7 @@ def settings(shop: Shop, member: StaffMember) -> str:
         may_engage_kill_switch=member.role in StaffRole.CAN_APPROVE,
         steps=setup_steps(session, shop),
         install=session.get(ShopifyInstall, shop.id),
+        gorgias=gorgias_connection(session, shop.id),
         permissions=REQUIRED_PERMISSIONS,
         staff=list_members(session, shop=shop, actor=g.actor) if is_owner else [member],
         roles=ROLES,

@@ -71,6 +71,7 @@ def upgrade() -> None:
         sa.Column("about_action_id", sa.Uuid(), sa.ForeignKey("actions.id"), nullable=True),
         sa.Column("about_status", sa.String(32), nullable=True),
         sa.Column("sentence", sa.JSON(), nullable=True),
+        sa.Column("delivered_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("conversation_id", "channel_message_id"),
         sa.UniqueConstraint("about_action_id", "about_status"),

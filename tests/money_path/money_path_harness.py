@@ -164,6 +164,7 @@ class WorkerProcess(ServiceProcess):
             # Drafting jobs queue approved actions on the test's own money queue.
             "CASEWARD_QUEUE": settings.queue_name,
             "CASEWARD_BACKGROUND_QUEUE": settings.background_queue_name,
+            "GORGIAS_API_BASE": settings.gorgias_api_base,
             "ANTHROPIC_API_KEY": settings.anthropic_api_key,
             "ANTHROPIC_BASE_URL": settings.anthropic_base_url,
         }

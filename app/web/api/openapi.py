@@ -322,6 +322,17 @@ _MESSAGE = _object(
     ("id", "author", "text", "created_at"),
 )
 
+_GORGIAS_CONNECTED = _object(
+    {
+        "domain": {"type": "string"},
+        "key": {"type": "string"},
+        "integration_secret": _OPTIONAL_TEXT,
+        "events_url": {"type": "string"},
+        "sidebar_url": {"type": "string"},
+    },
+    ("domain", "key", "integration_secret", "events_url", "sidebar_url"),
+)
+
 _APPROVAL = _object(
     {
         "approver": {"type": "string"},
@@ -780,6 +791,31 @@ PATHS: dict[str, dict[str, Any]] = {
             "Save a new policy version",
             _object({"policy": {"type": "object"}}, ("policy",)),
             _object({"rules": _ref("PolicyRules")}, ("rules",), closed=True),
+        )
+    },
+    "/api/shop/connections/gorgias": {
+        "put": _op(
+            "Connect the shop's Gorgias account (read once to test it); the integration "
+            "secret is in the answer only when it was made now",
+            _GORGIAS_CONNECTED,
+            _object(
+                {
+                    "domain": _text(120, min_length=1, description="NAME or NAME.gorgias.com"),
+                    "username": _text(320, min_length=1, description="the API user's email"),
+                    "api_key": _text(255, min_length=1),
+                },
+                ("domain", "username", "api_key"),
+                closed=True,
+            ),
+            (400, 401, 403, 502),
+        )
+    },
+    "/api/shop/connections/gorgias/secret": {
+        "post": _op(
+            "Make a new integration secret; the old one stops working at once",
+            _GORGIAS_CONNECTED,
+            _object({}, (), closed=True),
+            (400, 401, 403),
         )
     },
     "/api/shop/connections/stripe": {

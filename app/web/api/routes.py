@@ -7,6 +7,7 @@ applies, and described with the same bounds in :mod:`app.web.api.openapi`.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
 from sqlalchemy import select
@@ -38,6 +39,12 @@ from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.execution.providers import AdapterFactory
 from app.execution.queueing import enqueue_order_refresh
+from app.helpdesk.connection import (
+    gorgias_connection,
+    rotate_secret,
+    save_gorgias_connection,
+)
+from app.helpdesk.gorgias_desk import gorgias_desks
 from app.queue import RedisExtension
 from app.settings import Settings
 from app.shops.service import current_policy, save_policy, set_kill_switch, set_writes_enabled
@@ -303,6 +310,57 @@ def shop_policy() -> Response:
     policy = save_policy(session, shop=g.shop, actor=g.actor, rules=rules, now=utcnow())
     session.commit()
     return jsonify({"policy": policy.to_dict()})
+
+
+@bp.put("/shop/connections/gorgias")
+@require_staff
+def shop_connect_gorgias() -> Response:
+    body = json_body("domain", "username", "api_key")
+    session = request_session()
+    settings = _settings()
+    desks = gorgias_desks(settings)
+    saved = save_gorgias_connection(
+        session,
+        shop=g.shop,
+        actor=g.actor,
+        domain=body.get("domain"),
+        username=body.get("username"),
+        api_key=body.get("api_key"),
+        box=current_app.extensions["caseward.secret_box"],
+        check=lambda account: desks(account).check(),
+        now=utcnow(),
+    )
+    session.commit()
+    return jsonify(_gorgias_connected(saved.connection, saved.new_secret))
+
+
+@bp.post("/shop/connections/gorgias/secret")
+@require_staff
+def shop_rotate_gorgias_secret() -> Response:
+    json_body()
+    session = request_session()
+    secret = rotate_secret(
+        session,
+        shop=g.shop,
+        actor=g.actor,
+        box=current_app.extensions["caseward.secret_box"],
+        now=utcnow(),
+    )
+    connection = gorgias_connection(session, g.shop.id)
+    assert connection is not None
+    session.commit()
+    return jsonify(_gorgias_connected(connection, secret))
+
+
+def _gorgias_connected(connection: Connection, secret: str | None) -> dict[str, Any]:
+    base = (_settings().public_url or request.host_url).rstrip("/")
+    return {
+        "domain": connection.account_id,
+        "key": connection.key_hint,
+        "integration_secret": secret,
+        "events_url": f"{base}/helpdesk/gorgias/{connection.id}/events",
+        "sidebar_url": f"{base}/helpdesk/gorgias/{connection.id}/sidebar",
+    }
 
 
 @bp.put("/shop/connections/stripe")

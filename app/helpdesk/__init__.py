@@ -1,0 +1,1 @@
+"""The helpdesk surface: Gorgias tickets as conversations, its sidebar, its macros."""

@@ -1,0 +1,84 @@
+"""Posting what Caseward tells a helpdesk customer to their ticket, exactly once.
+
+A message to the customer of a helpdesk conversation (a status update, a reply staff
+typed in Caseward) is kept first, with ``delivered_at`` empty; :func:`pending` finds
+those, and the job posts each as a public reply under our id (``caseward-message-{id}``,
+Gorgias' ``external_id``). The client never posts twice: after an unclear answer it
+looks our id up on the ticket before sending again. Only then is the message marked
+delivered, in its own transaction; a crash in between is settled by the same look-up on
+the next run. The sweeper queues the job while anything waits.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app import audit
+from app.actors import Actor
+from app.conversations.models import Author, Channel, Conversation, Message
+
+TO_CUSTOMER = (Author.CASEWARD.value, Author.STAFF.value)
+
+
+def our_id(message: Message) -> str:
+    return f"caseward-message-{message.id}"
+
+
+def pending(session: Session, shop_id: uuid.UUID, limit: int = 50) -> list[Message]:
+    """The shop's messages to helpdesk customers not posted yet, oldest first."""
+    return list(
+        session.scalars(
+            select(Message)
+            .join(Conversation, Conversation.id == Message.conversation_id)
+            .where(
+                Message.shop_id == shop_id,
+                Conversation.shop_id == shop_id,
+                Conversation.channel == Channel.HELPDESK.value,
+                Message.author.in_(TO_CUSTOMER),
+                Message.delivered_at.is_(None),
+            )
+            .order_by(Message.created_at)
+            .limit(limit)
+        )
+    )
+
+
+def shops_with_pending(session: Session) -> list[uuid.UUID]:
+    """Shops with a message to a helpdesk customer waiting to be posted."""
+    return list(
+        session.scalars(
+            select(Message.shop_id)
+            .join(Conversation, Conversation.id == Message.conversation_id)
+            .where(
+                Conversation.channel == Channel.HELPDESK.value,
+                Message.author.in_(TO_CUSTOMER),
+                Message.delivered_at.is_(None),
+            )
+            .distinct()
+        )
+    )
+
+
+def mark_delivered(
+    session: Session, *, message: Message, posted_id: int, actor: Actor, now: datetime
+) -> None:
+    message.delivered_at = now
+    audit.record(
+        session,
+        shop_id=message.shop_id,
+        kind="conversation.reply_delivered",
+        actor=actor,
+        data={"message_id": str(message.id), "helpdesk_message_id": posted_id},
+        now=now,
+    )
+
+
+def ticket_of(session: Session, message: Message) -> int:
+    """The Gorgias ticket a helpdesk conversation's message belongs to."""
+    conversation = session.get(Conversation, message.conversation_id)
+    assert conversation is not None and conversation.channel_ref.startswith("gorgias:")
+    return int(conversation.channel_ref.removeprefix("gorgias:"))

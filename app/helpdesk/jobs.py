@@ -1,0 +1,246 @@
+"""The RQ jobs of the helpdesk (background queue): work a Gorgias call, post replies.
+
+:func:`work_gorgias_call`, for one kept call: read the ticket from Gorgias (no
+transaction held), sync it into its conversation and claim the agents' new commands
+(one transaction), act on each command (the drafter runs outside any transaction; each
+command's writes commit on their own), post the internal notes, queue an action a
+command approved, then post what waits for the customer (:func:`deliver_replies`).
+Nothing is swallowed: a failure fails the job and the kept call stays for a retry;
+commands already claimed are not run twice.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from rq import get_current_job
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.actors import Surface, system_actor
+from app.cases.models import Case
+from app.clock import utcnow
+from app.conversations.models import Conversation, Message
+from app.crypto import SecretBox, secret_box
+from app.drafting.drafters import Drafter, drafter_for
+from app.drafting.service import apply_draft, brief_for
+from app.execution.jobs import context
+from app.execution.models import ProviderEvent
+from app.execution.providers import AdapterFactory
+from app.execution.queueing import enqueue_execution, execution_queue
+from app.helpdesk.commands import approve_as_agent, draft_note, status_for_customer
+from app.helpdesk.connection import GorgiasAccount, gorgias_account, gorgias_connection
+from app.helpdesk.delivery import mark_delivered, our_id, pending, ticket_of
+from app.helpdesk.gorgias_desk import gorgias_desks
+from app.helpdesk.sidebar import APP_HANDLE
+from app.helpdesk.tickets import (
+    AgentCommand,
+    Command,
+    TicketFacts,
+    commands_in,
+    sync_ticket,
+    take_command,
+)
+from app.queue import connect_redis
+from app.settings import Settings
+from app.shops.models import Shop
+
+HELPDESK = system_actor("helpdesk", Surface.HELPDESK)
+
+
+class Desk(Protocol):
+    """What Caseward asks of a helpdesk's API (Gorgias': :mod:`integrations.gorgias`)."""
+
+    def ticket(self, ticket_id: int) -> TicketFacts: ...
+
+    def post_reply(self, ticket_id: int, *, body_text: str, our_id: str) -> int: ...
+
+    def post_internal_note(self, ticket_id: int, *, body_text: str, our_id: str) -> int: ...
+
+
+DeskFactory = Callable[[GorgiasAccount], Desk]
+
+
+@dataclass(frozen=True)
+class HelpdeskContext:
+    session_factory: sessionmaker[Session]
+    adapters: AdapterFactory
+    settings: Settings
+    box: SecretBox
+    desks: DeskFactory
+    drafter: Drafter
+    clock: Callable[[], datetime] = utcnow
+
+
+@functools.cache
+def helpdesk_context() -> HelpdeskContext:
+    """The worker process's context for helpdesk jobs, built once."""
+    ctx = context()
+    return HelpdeskContext(
+        session_factory=ctx.session_factory,
+        adapters=ctx.adapters,
+        settings=ctx.settings,
+        box=secret_box(ctx.settings),
+        desks=gorgias_desks(ctx.settings),
+        drafter=drafter_for(ctx.settings),
+    )
+
+
+def work_gorgias_call(event_row_id: int) -> str:
+    ctx = context()
+    outcome, actions = work_call(helpdesk_context(), event_row_id)
+    _queue_actions(ctx.settings, actions)
+    return outcome
+
+
+def work_call(ctx: HelpdeskContext, event_row_id: int) -> tuple[str, list[uuid.UUID]]:
+    """Everything one kept call asks for; returns what happened and the actions to queue."""
+    with ctx.session_factory() as session, session.begin():
+        event = session.get(ProviderEvent, event_row_id)
+        if event is None or event.shop_id is None:
+            return "no such call", []
+        shop_id, ticket_id = event.shop_id, int(event.payload["ticket_id"])
+        connection = gorgias_connection(session, shop_id)
+        if connection is None:
+            return "the shop's Gorgias connection is gone", []
+        desk = ctx.desks(gorgias_account(connection, ctx.box))
+    ticket = desk.ticket(ticket_id)
+    with ctx.session_factory() as session, session.begin():
+        conversation, received = sync_ticket(
+            session, shop_id=shop_id, ticket=ticket, actor=HELPDESK, now=ctx.clock()
+        )
+        claimed = [
+            command
+            for command in commands_in(ticket)
+            if take_command(session, shop_id=shop_id, command=command, now=ctx.clock())
+        ]
+        conversation_id = conversation.id
+    actions: list[uuid.UUID] = []
+    for command in claimed:
+        note, action = _act(ctx, shop_id, conversation_id, command)
+        desk.post_internal_note(
+            ticket_id, body_text=note, our_id=f"caseward-note-{command.note_id}"
+        )
+        actions.extend([action] if action else [])
+    delivered = deliver_replies(ctx, desk, shop_id, conversation_id)
+    return (
+        f"{len(received)} received, {len(claimed)} commands, {delivered} replies posted",
+        actions,
+    )
+
+
+def deliver_helpdesk_replies(shop_id: str) -> str:
+    """Post the shop's waiting messages to their tickets (queued by the sweeper)."""
+    helpdesk = helpdesk_context()
+    with helpdesk.session_factory() as session:
+        connection = gorgias_connection(session, uuid.UUID(shop_id))
+        if connection is None:
+            return "the shop's Gorgias connection is gone"
+        desk = helpdesk.desks(gorgias_account(connection, helpdesk.box))
+    return f"{deliver_replies(helpdesk, desk, uuid.UUID(shop_id))} replies posted"
+
+
+def deliver_replies(
+    ctx: HelpdeskContext, desk: Desk, shop_id: uuid.UUID, conversation_id: uuid.UUID | None = None
+) -> int:
+    """Post the shop's waiting messages (of one conversation, when given) to their
+    tickets; each is marked delivered in its own transaction once Gorgias has it."""
+    with ctx.session_factory() as session:
+        waiting = [
+            (message.id, message.body, our_id(message), ticket_of(session, message))
+            for message in pending(session, shop_id)
+            if conversation_id is None or message.conversation_id == conversation_id
+        ]
+    for message_id, body, ours, ticket_id in waiting:
+        posted = desk.post_reply(ticket_id, body_text=body, our_id=ours)
+        with ctx.session_factory() as session, session.begin():
+            message = session.get(Message, message_id)
+            assert message is not None
+            if message.delivered_at is None:
+                mark_delivered(
+                    session, message=message, posted_id=posted, actor=HELPDESK, now=ctx.clock()
+                )
+    return len(waiting)
+
+
+def _act(
+    ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUID, command: AgentCommand
+) -> tuple[str, uuid.UUID | None]:
+    if command.command is Command.PREPARE_CASE:
+        return _prepare(ctx, shop_id, conversation_id), None
+    with ctx.session_factory() as session, session.begin():
+        shop, case = _shop_and_case(session, shop_id, conversation_id)
+        if case is None:
+            return "No case is linked to this ticket yet: the customer has not written.", None
+        if command.command is Command.SEND_STATUS:
+            return status_for_customer(
+                session, case=case, actor_name=command.agent_email or "agent", now=ctx.clock()
+            ), None
+        result, note = approve_as_agent(
+            session,
+            shop=shop,
+            case=case,
+            agent_email=command.agent_email,
+            settings=ctx.settings,
+            now=ctx.clock(),
+        )
+        return note, result.action.id if result and result.action else None
+
+
+def _prepare(ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUID) -> str:
+    with ctx.session_factory() as session:
+        shop, case = _shop_and_case(session, shop_id, conversation_id)
+        conversation = session.get(Conversation, conversation_id)
+        if case is None or conversation is None:
+            return "No case is linked to this ticket yet: the customer has not written."
+        brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
+        case_id = case.id
+    run = ctx.drafter.run(brief)
+    with ctx.session_factory() as session, session.begin():
+        case = session.scalars(select(Case).where(Case.id == case_id).with_for_update()).one()
+        shop, _ = _shop_and_case(session, shop_id, conversation_id)
+        conversation = session.get(Conversation, conversation_id)
+        assert conversation is not None
+        brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
+        drafted = apply_draft(
+            session,
+            shop=shop,
+            case=case,
+            conversation=conversation,
+            brief=brief,
+            run=run,
+            adapters=ctx.adapters,
+            settings=ctx.settings,
+            now=ctx.clock(),
+            reply_to_customer=False,
+        )
+        store = shop.domain.removesuffix(".myshopify.com")
+        origin = ctx.settings.shopify_admin_origin
+        return draft_note(
+            drafted, approve_url=f"{origin}/store/{store}/apps/{APP_HANDLE}/app/cases/{case.id}"
+        )
+
+
+def _shop_and_case(
+    session: Session, shop_id: uuid.UUID, conversation_id: uuid.UUID
+) -> tuple[Shop, Case | None]:
+    shop = session.get(Shop, shop_id)
+    conversation = session.get(Conversation, conversation_id)
+    assert shop is not None and conversation is not None
+    case = session.get(Case, conversation.case_id) if conversation.case_id else None
+    return shop, case
+
+
+def _queue_actions(settings: Settings, actions: list[uuid.UUID]) -> None:
+    if not actions:
+        return
+    job = get_current_job()
+    connection = job.connection if job is not None else connect_redis(settings)
+    queue = execution_queue(connection, settings.queue_name)
+    for action_id in actions:
+        enqueue_execution(queue, action_id)

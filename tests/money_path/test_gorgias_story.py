@@ -1,0 +1,234 @@
+"""A Gorgias ticket from its first message to a refund the provider confirmed, through the
+Gorgias sandbox's HTTP integration, the agents' macros, a worker process and the Stripe
+sandbox: the customer gets exactly one status reply, and an agent above their approval
+limit approves nothing."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from money_path_harness import Account, Staff, WorkerProcess, wait_for
+from rq import Queue
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.clock import utcnow
+from app.conversations.models import Channel
+from app.conversations.service import add_reply, start_conversation
+from app.demo import SHOP_DOMAIN, LinenShop
+from app.execution.executor import ExecutionContext
+from app.execution.models import Action
+from app.execution.sweeper import sweep
+from app.helpdesk.jobs import HELPDESK
+from app.settings import Settings
+from app.shops.models import StaffMember
+from integrations.gorgias.sandbox import ApiUser, GorgiasSandbox
+
+API_USER, API_KEY = "support@linen-and-loom.example", "gorgias-story-api-key-0123456789"
+APPROVER_EMAIL = f"sam.approver@{SHOP_DOMAIN}"
+PROPOSER_EMAIL = f"pat.proposer@{SHOP_DOMAIN}"
+# An agent of the helpdesk who is no member of Caseward's staff.
+STRANGER = "temp@agency.example"
+BODY = (
+    '{"event": "ticket-message-created", "ticket_id": {{ticket.id}}, '
+    '"message_id": {{ticket.messages[-1].id}}, "updated": "{{ticket.updated_datetime}}"}'
+)
+
+
+@pytest.fixture(scope="module")
+def gorgias() -> Iterator[GorgiasSandbox]:
+    box = GorgiasSandbox(integration_retry_delays=(0.2, 0.5), integration_timeout=30.0)
+    box.start()
+    yield box
+    box.stop()
+
+
+@pytest.fixture
+def settings(settings: Settings, gorgias: GorgiasSandbox) -> Settings:
+    assert gorgias.url is not None
+    return replace(settings, gorgias_api_base=gorgias.url)
+
+
+@pytest.fixture
+def helpdesk(
+    gorgias: GorgiasSandbox, linen: LinenShop, owner: Staff, web_url: str, session: Session
+) -> str:
+    """The linen shop's Gorgias account, connected to Caseward as the README says, with
+    its HTTP integration calling the app; returns the account's domain."""
+    # An account of the test's own: the sandbox's rate limit counts per account.
+    name = f"linen-{uuid.uuid4().hex[:8]}"
+    domain = gorgias.create_account(name, api_users=[ApiUser(API_USER, API_KEY, "Support")])
+    for email in (APPROVER_EMAIL, PROPOSER_EMAIL, STRANGER):
+        gorgias.add_user(domain, email)
+    connected = owner.put(
+        "/api/shop/connections/gorgias",
+        {"domain": name, "username": API_USER, "api_key": API_KEY},
+    )
+    assert connected.status_code == 200, connected.get_json()
+    answer = connected.get_json()
+    gorgias.add_integration(
+        domain,
+        url=answer["events_url"].replace("http://localhost", web_url),
+        body_template=BODY,
+        triggers=["ticket-message-created"],
+        headers={"X-Caseward-Secret": answer["integration_secret"]},
+    )
+    return domain
+
+
+def _messages(gorgias: GorgiasSandbox, ticket_id: int) -> list[dict[str, Any]]:
+    return list(gorgias.ticket(ticket_id)["messages"])
+
+
+def _notes(gorgias: GorgiasSandbox, ticket_id: int) -> list[str]:
+    return [m["body_text"] for m in _messages(gorgias, ticket_id) if not m["public"]]
+
+
+def _open(gorgias: GorgiasSandbox, domain: str) -> int:
+    return gorgias.open_ticket(
+        domain,
+        customer_email="maya@example.com",
+        subject="Torn apron",
+        body_text="Hi, one of the two linen aprons from order #1001 arrived torn. Refund?",
+    )
+
+
+def test_a_ticket_ends_in_one_confirmed_refund_and_one_status_reply(
+    gorgias: GorgiasSandbox,
+    helpdesk: str,
+    approver: Staff,
+    account: Account,
+    linen: LinenShop,
+    worker: WorkerProcess,
+) -> None:
+    ticket_id = _open(gorgias, helpdesk)
+    gorgias.customer_writes(ticket_id, "It is the one with the torn seam, the other is fine.")
+
+    gorgias.agent_writes(
+        ticket_id, "caseward: prepare case", internal=True, user_email=PROPOSER_EMAIL
+    )
+    note = wait_for(
+        lambda: next(
+            (n for n in _notes(gorgias, ticket_id) if n.startswith("Caseward drafted")), None
+        ),
+        what="Caseward's internal note with the draft",
+        timeout=60,
+    )
+    assert "refund of $48.00" in note and "awaiting_approval" in note
+    assert "Suggested reply" in note
+    customer_visible = [m for m in _messages(gorgias, ticket_id) if m["public"] and m["from_agent"]]
+    assert customer_visible == []  # preparing a case tells the customer nothing
+
+    gorgias.agent_writes(ticket_id, "caseward: approve", internal=True, user_email=APPROVER_EMAIL)
+    refunds = wait_for(
+        lambda: (
+            list(
+                account.stripe.v1.refunds.list(
+                    params={"payment_intent": linen.payment_intent_id}
+                ).data
+            )
+            and [
+                r
+                for r in account.stripe.v1.refunds.list(
+                    params={"payment_intent": linen.payment_intent_id}
+                ).data
+                if r.status == "succeeded"
+            ]
+        ),
+        what="the refund to succeed at Stripe",
+        timeout=60,
+    )
+    assert [(r.amount, r.status) for r in refunds] == [(4800, "succeeded")]
+
+    # The provider's word reached the case; the next call of the ticket posts the update
+    # Caseward kept for the customer (the sweeper would too), and "send status" finds it
+    # already said: the customer hears it once, however often an agent asks.
+    for asked in (1, 2):
+        gorgias.agent_writes(
+            ticket_id, "caseward: send status", internal=True, user_email=PROPOSER_EMAIL
+        )
+        wait_for(
+            lambda asked=asked: (
+                sum("already told" in n for n in _notes(gorgias, ticket_id)) == asked
+            ),
+            what="the note that the customer was told",
+            timeout=60,
+        )
+    public = [m for m in _messages(gorgias, ticket_id) if m["public"] and m["from_agent"]]
+    assert [m["body_text"] for m in public] == [
+        "Your refund of $48.00 has been made to your original payment method. Depending on "
+        "your bank it can take 5 to 10 business days to show."
+    ]
+    assert public[0]["external_id"].startswith("caseward-message-")
+
+
+def test_an_agent_above_their_limit_approves_nothing(
+    gorgias: GorgiasSandbox,
+    helpdesk: str,
+    owner: Staff,
+    session: Session,
+    linen: LinenShop,
+    worker: WorkerProcess,
+) -> None:
+    member = session.scalars(select(StaffMember).where(StaffMember.user_id == "sam.approver")).one()
+    member.approval_limits = {"usd": 1000}  # $10.00: below the $48.00 refund
+    session.commit()
+    ticket_id = _open(gorgias, helpdesk)
+    gorgias.agent_writes(
+        ticket_id, "caseward: prepare case", internal=True, user_email=PROPOSER_EMAIL
+    )
+    wait_for(
+        lambda: any(n.startswith("Caseward drafted") for n in _notes(gorgias, ticket_id)),
+        what="the draft note",
+        timeout=60,
+    )
+
+    gorgias.agent_writes(ticket_id, "caseward: approve", internal=True, user_email=APPROVER_EMAIL)
+    gorgias.agent_writes(ticket_id, "caseward: approve", internal=True, user_email=STRANGER)
+
+    def refusals() -> list[str] | None:
+        found = [
+            n
+            for n in _notes(gorgias, ticket_id)
+            if n.startswith("Not approved") or "nothing was approved" in n
+        ]
+        return found if len(found) == 2 else None
+
+    refused = wait_for(refusals, what="both refusals as notes", timeout=60)
+    assert any(n.startswith("Not approved") and "may approve up to $10.00" in n for n in refused)
+    assert any(n.startswith(f"{STRANGER} is not a member of staff") for n in refused)
+    session.expire_all()
+    assert session.scalars(select(Action)).all() == []
+
+
+def test_the_sweeper_queues_the_replies_waiting_for_a_ticket(
+    linen: LinenShop, ctx: ExecutionContext, queue: Queue, session: Session, settings: Settings
+) -> None:
+    ticket = start_conversation(
+        session,
+        shop_id=linen.shop_id,
+        channel=Channel.HELPDESK,
+        channel_ref="gorgias:77",
+        actor=HELPDESK,
+        now=utcnow(),
+    )
+    add_reply(
+        session,
+        conversation=ticket,
+        body="Your refund was submitted to the payment provider.",
+        sentence=None,
+        actor=HELPDESK,
+        now=utcnow(),
+    )
+    session.commit()
+
+    report = sweep(ctx, queue)
+
+    assert report.delivering == [str(linen.shop_id)]
+    background = Queue(settings.background_queue_name, connection=queue.connection)
+    assert background.job_ids == [f"deliver-{linen.shop_id}"]
+    assert sweep(ctx, queue).delivering == []  # queued once while it waits
