@@ -32,7 +32,9 @@ DEMO_ENV := PATH="$(CURDIR)/$(BIN):$$PATH" \
 	SHOPIFY_API_SECRET=caseward-demo-shopify-app-secret-for-the-offline-sandbox \
 	SHOPIFY_API_BASE="$(SHOPIFY_SANDBOX)" \
 	SHOPIFY_APP_BRIDGE_URL="$(SHOPIFY_SANDBOX)/admin-standin/app-bridge.js" \
-	SHOPIFY_ADMIN_ORIGIN="$(SHOPIFY_SANDBOX)"
+	SHOPIFY_ADMIN_ORIGIN="$(SHOPIFY_SANDBOX)" \
+	GORGIAS_API_BASE="http://127.0.0.1:12114" \
+	GORGIAS_SANDBOX_CONTROL_TOKEN=caseward-demo-gorgias-control
 
 run: $(STAMP)
 	mkdir -p -m 700 instance

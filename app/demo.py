@@ -52,6 +52,9 @@ from app.drafting.service import draft_now
 from app.execution.models import Action, ActionStatus
 from app.execution.providers import AdapterFactory, connection_adapters
 from app.guard import IdentityLevel
+from app.helpdesk.connection import SECRET_HEADER, gorgias_connection, save_gorgias_connection
+from app.helpdesk.events import CALL_BODY_TEMPLATE as GORGIAS_CALL_BODY
+from app.helpdesk.gorgias_desk import gorgias_desks
 from app.migrations import upgrade
 from app.money import Money
 from app.settings import Settings
@@ -59,6 +62,15 @@ from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import set_writes_enabled, staff_member
 from app.staff.members import add_member
 from app.staff.tokens import issue_token
+from integrations.gorgias.sandbox.demo import (
+    DEMO_ACCOUNT as GORGIAS_DEMO_ACCOUNT,
+)
+from integrations.gorgias.sandbox.demo import (
+    DEMO_API_KEY as GORGIAS_DEMO_API_KEY,
+)
+from integrations.gorgias.sandbox.demo import (
+    DEMO_API_USER as GORGIAS_DEMO_API_USER,
+)
 from integrations.shopify.sandbox.demo import (
     APPROVER_USER_ID,
     DEMO_SHOP,
@@ -544,9 +556,12 @@ def _amount(amount: int | None, currency: str | None) -> str:
     return f"{Money(amount, currency).format()} " if amount is not None and currency else ""
 
 
-def ready_message(demo: DemoCase, web: str, token: str, admin: str | None = None) -> str:
+def ready_message(
+    demo: DemoCase, web: str, token: str, admin: str | None = None, helpdesk: str | None = None
+) -> str:
     """What the demo prints once the stack is up: where to open Caseward (inside the
-    stand-in Shopify admin at ``admin``, or on the operator page), and what to do next."""
+    stand-in Shopify admin at ``admin``, or on the operator page), what to do next, and
+    the sidebar of the Gorgias ticket that arrived (``helpdesk``)."""
     limit = Money(APPROVER_LIMIT, "usd").format()
     lines = [
         "",
@@ -580,6 +595,12 @@ def ready_message(demo: DemoCase, web: str, token: str, admin: str | None = None
             "  3. Read the checks, then press 'Approve $48.00' ('Approve' in the Shopify admin).",
             "  4. Reload: the action goes queued -> succeeded, with the Stripe refund id,",
             "     and the audit trail shows every step.",
+        ]
+    if helpdesk:
+        lines += [
+            "  Maya also wrote to the shop's Gorgias helpdesk (the Gorgias sandbox); the ticket",
+            "  arrived in Caseward as a conversation. Its sidebar, as an agent sees it (the link",
+            f"  opens for ten minutes): {helpdesk}",
         ]
     return "\n".join(lines) + "\n"
 
@@ -618,8 +639,87 @@ def main() -> None:
             console=True,
         ).secret
         session.commit()
-    print(ready_message(demo, web, token, admin), flush=True)
+    helpdesk = None
+    control_token = os.environ.get("GORGIAS_SANDBOX_CONTROL_TOKEN")
+    if settings.gorgias_api_base and control_token:
+        _wait_for(f"{settings.gorgias_api_base}/api/account", accept_status=401)
+        with session_factory() as session:
+            helpdesk = connect_demo_helpdesk(
+                session,
+                settings=settings,
+                box=secret_box(settings),
+                web=web,
+                control_token=control_token,
+            )
+    print(ready_message(demo, web, token, admin, helpdesk), flush=True)
     signal.sigwait({signal.SIGINT, signal.SIGTERM})
+
+
+def connect_demo_helpdesk(
+    session: Session, *, settings: Settings, box: SecretBox, web: str, control_token: str
+) -> str:
+    """Connect the linen shop to the Gorgias sandbox's demo account as the README tells a
+    merchant to, point its HTTP integration at this app, and let Maya write on her ticket
+    so it arrives; returns a signed link to the ticket's sidebar (valid ten minutes)."""
+    shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one()
+    connection = gorgias_connection(session, shop.id)
+    if connection is None:
+        connection = save_gorgias_connection(
+            session,
+            shop=shop,
+            actor=AS_OWNER,
+            domain=GORGIAS_DEMO_ACCOUNT,
+            username=GORGIAS_DEMO_API_USER,
+            api_key=GORGIAS_DEMO_API_KEY,
+            box=box,
+            check=lambda account: gorgias_desks(settings)(account).check(),
+            now=utcnow(),
+        ).connection
+        session.commit()
+    secret = box.decrypt(connection.encrypted_webhook_secret or b"")
+    control = {"X-Sandbox-Control-Token": control_token}
+    base = settings.gorgias_api_base
+    domain = f"{GORGIAS_DEMO_ACCOUNT}.gorgias.com"
+    # The sandbox starts empty of integrations each time: set the demo's up again.
+    requests.post(
+        f"{base}/_sandbox/accounts/{domain}/integrations",
+        json={
+            "url": f"{web}/helpdesk/gorgias/{connection.id}/events",
+            "headers": {SECRET_HEADER: secret},
+            "triggers": ["ticket-message-created"],
+            "body_template": GORGIAS_CALL_BODY,
+            "name": "Caseward",
+        },
+        headers=control,
+        timeout=10,
+    ).raise_for_status()
+    ticket_id = int(
+        requests.post(
+            f"{base}/_sandbox/accounts/{domain}/tickets",
+            json={
+                "customer_email": "maya@example.com",
+                "customer_name": "Maya Lin",
+                "subject": SUBJECT,
+                "body_text": MAYAS_MESSAGE,
+            },
+            headers=control,
+            timeout=10,
+        ).json()["id"]
+    )
+    requests.post(
+        f"{base}/_sandbox/tickets/{ticket_id}/customer_writes",
+        json={"body_text": "It is the apron with the torn seam; the other one is fine."},
+        headers=control,
+        timeout=10,
+    ).raise_for_status()
+    link = requests.get(
+        f"{web}/helpdesk/gorgias/{connection.id}/sidebar-link",
+        params={"ticket_id": ticket_id},
+        headers={SECRET_HEADER: secret},
+        timeout=10,
+    )
+    link.raise_for_status()
+    return str(link.json()["url"])
 
 
 def _hand_over(path: Path, payment_id: str) -> None:

@@ -30,6 +30,11 @@ from app.validation import choice, integer, only_keys, text
 from app.words import said
 
 EVENTS = ("ticket-created", "ticket-updated", "ticket-message-created")
+# The body the README asks the merchant to set for a new message (the demo sets it too).
+CALL_BODY_TEMPLATE = (
+    '{"event": "ticket-message-created", "ticket_id": {{ticket.id}}, '
+    '"message_id": {{ticket.messages[-1].id}}, "updated": "{{ticket.updated_datetime}}"}'
+)
 # Gorgias ids are 64-bit in places; anything larger is not one of its ids.
 MAX_ID = 2**53
 

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from flask.testing import FlaskClient
 from money_path_harness import Account, Staff, WorkerProcess, wait_for
 from rq import Queue
 from sqlalchemy import select
@@ -19,24 +20,22 @@ from sqlalchemy.orm import Session
 from app.clock import utcnow
 from app.conversations.models import Channel
 from app.conversations.service import add_reply, start_conversation
-from app.demo import SHOP_DOMAIN, LinenShop
+from app.crypto import secret_box
+from app.demo import SHOP_DOMAIN, LinenShop, connect_demo_helpdesk
 from app.execution.executor import ExecutionContext
 from app.execution.models import Action
 from app.execution.sweeper import sweep
+from app.helpdesk.events import CALL_BODY_TEMPLATE
 from app.helpdesk.jobs import HELPDESK
 from app.settings import Settings
 from app.shops.models import StaffMember
-from integrations.gorgias.sandbox import ApiUser, GorgiasSandbox
+from integrations.gorgias.sandbox import ApiUser, GorgiasSandbox, seed_demo_account
 
 API_USER, API_KEY = "support@linen-and-loom.example", "gorgias-story-api-key-0123456789"
 APPROVER_EMAIL = f"sam.approver@{SHOP_DOMAIN}"
 PROPOSER_EMAIL = f"pat.proposer@{SHOP_DOMAIN}"
 # An agent of the helpdesk who is no member of Caseward's staff.
 STRANGER = "temp@agency.example"
-BODY = (
-    '{"event": "ticket-message-created", "ticket_id": {{ticket.id}}, '
-    '"message_id": {{ticket.messages[-1].id}}, "updated": "{{ticket.updated_datetime}}"}'
-)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +72,7 @@ def helpdesk(
     gorgias.add_integration(
         domain,
         url=answer["events_url"].replace("http://localhost", web_url),
-        body_template=BODY,
+        body_template=CALL_BODY_TEMPLATE,
         triggers=["ticket-message-created"],
         headers={"X-Caseward-Secret": answer["integration_secret"]},
     )
@@ -232,3 +231,31 @@ def test_the_sweeper_queues_the_replies_waiting_for_a_ticket(
     background = Queue(settings.background_queue_name, connection=queue.connection)
     assert background.job_ids == [f"deliver-{linen.shop_id}"]
     assert sweep(ctx, queue).delivering == []  # queued once while it waits
+
+
+def test_the_demo_connects_its_helpdesk_and_the_ticket_arrives(
+    gorgias: GorgiasSandbox,
+    linen: LinenShop,
+    settings: Settings,
+    session: Session,
+    client: FlaskClient,
+    web_url: str,
+    worker: WorkerProcess,
+) -> None:
+    seed_demo_account(gorgias)
+
+    link = connect_demo_helpdesk(
+        session,
+        settings=settings,
+        box=secret_box(settings),
+        web=web_url,
+        control_token=gorgias.control_token,
+    )
+
+    path = link.removeprefix(web_url)
+    page = wait_for(
+        lambda: (html := client.get(path).get_data(as_text=True)) and "medium" in html and html,
+        what="the ticket to arrive as a conversation",
+        timeout=60,
+    )
+    assert "maya@example.com" in page and "#1001" in page
