@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 .PHONY: test lint install run bench mutation
 
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check app integrations migrations tests widget

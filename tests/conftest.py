@@ -29,7 +29,13 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from redis_claim import claim_redis_database
 from sqlalchemy import Engine, make_url, text
 from sqlalchemy.orm import Session
-from stripe_spec import STRICT_ENV_VAR, conformance_summary, strict_tests
+from stripe_spec import (
+    STRICT_ENV_VAR,
+    add_conformance_counts,
+    conformance_counts,
+    conformance_summary,
+    strict_tests,
+)
 from werkzeug.serving import make_server
 
 from app import (
@@ -68,6 +74,18 @@ def _fail_instead_of_skipping(report: pytest.TestReport | pytest.CollectReport) 
     reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
     report.outcome = "failed"
     report.longrepr = f"{STRICT_ENV_VAR}=1, so not skipped: {reason.removeprefix('Skipped: ')}"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # A pytest-xdist worker hands its count to the process that writes the summary.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["stripe_conformance"] = conformance_counts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    add_conformance_counts(getattr(node, "workeroutput", {}).get("stripe_conformance", {}))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

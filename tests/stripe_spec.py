@@ -214,6 +214,22 @@ def assert_sandbox_answers(answers: Iterable[Any]) -> None:
         _Conformance.answers_checked += 1
 
 
+def conformance_counts() -> dict[str, Any]:
+    """This process's share of the run, for the process that writes the summary (test
+    runs spread over several processes add each one's count to the first's)."""
+    return {
+        "answers_checked": _Conformance.answers_checked,
+        "unchecked_because": _Conformance.unchecked_because,
+    }
+
+
+def add_conformance_counts(counts: dict[str, Any]) -> None:
+    _Conformance.answers_checked += int(counts.get("answers_checked", 0))
+    _Conformance.unchecked_because = (
+        _Conformance.unchecked_because or counts.get("unchecked_because") or None
+    )
+
+
 def conformance_summary() -> str:
     """One line for the end of the run: is the spec check of sandbox answers on?"""
     reason = _Conformance.unchecked_because or missing_specs_reason()

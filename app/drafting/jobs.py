@@ -20,7 +20,7 @@ from app.cases.models import Case
 from app.clock import utcnow
 from app.conversations.models import Author, Conversation, Message
 from app.drafting.drafters import Drafter, drafter_for
-from app.drafting.service import apply_draft, brief_for
+from app.drafting.service import apply_fresh, brief_for
 from app.execution.jobs import context
 from app.execution.providers import AdapterFactory
 from app.execution.queueing import enqueue_execution, execution_queue
@@ -80,14 +80,11 @@ def draft_for_message(
         assert message is not None and conversation is not None and shop is not None
         if _newer_message(session, message):
             return "superseded by a newer message", None
-        # Facts may have moved while the drafter ran (an approval, a refund): brief again.
-        brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
-        drafted = apply_draft(
+        drafted = apply_fresh(
             session,
             shop=shop,
             case=case,
             conversation=conversation,
-            brief=brief,
             run=run,
             adapters=adapters,
             settings=settings,

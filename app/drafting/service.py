@@ -159,6 +159,36 @@ def draft_now(
     )
 
 
+def apply_fresh(
+    session: Session,
+    *,
+    shop: Shop,
+    case: Case,
+    conversation: Conversation,
+    run: DraftRun,
+    adapters: AdapterFactory,
+    settings: Settings,
+    now: datetime,
+    reply_to_customer: bool = True,
+) -> Drafted:
+    """Apply a drafter's ``run`` on the facts as they are now: an approval or a refund may
+    have landed while the drafter ran, so the brief is read again first. The caller holds
+    the case's row lock."""
+    brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
+    return apply_draft(
+        session,
+        shop=shop,
+        case=case,
+        conversation=conversation,
+        brief=brief,
+        run=run,
+        adapters=adapters,
+        settings=settings,
+        now=now,
+        reply_to_customer=reply_to_customer,
+    )
+
+
 def apply_draft(
     session: Session,
     *,

@@ -28,7 +28,7 @@ from app.clock import utcnow
 from app.conversations.models import Conversation, Message
 from app.crypto import SecretBox, secret_box
 from app.drafting.drafters import Drafter, drafter_for
-from app.drafting.service import apply_draft, brief_for
+from app.drafting.service import apply_fresh, brief_for
 from app.execution.jobs import context
 from app.execution.models import ProviderEvent
 from app.execution.providers import AdapterFactory
@@ -206,13 +206,11 @@ def _prepare(ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUI
         shop, _ = _shop_and_case(session, shop_id, conversation_id)
         conversation = session.get(Conversation, conversation_id)
         assert conversation is not None
-        brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
-        drafted = apply_draft(
+        drafted = apply_fresh(
             session,
             shop=shop,
             case=case,
             conversation=conversation,
-            brief=brief,
             run=run,
             adapters=ctx.adapters,
             settings=ctx.settings,

@@ -50,6 +50,7 @@ from app.staff.sessions import (
 from app.staff.tokens import TokenRefused, authenticate_token, live_token
 from app.web.dispatch import commit_and_enqueue
 from app.web.security import (
+    client_key,
     count_refused_token,
     is_local_request,
     limiter,
@@ -66,7 +67,7 @@ def login_form() -> str:
 
 
 @bp.post("/login")
-@limiter.limit(lambda: str(current_app.config["CASEWARD_SIGN_IN_LIMIT"]))
+@limiter.limit(lambda: str(current_app.config["CASEWARD_SIGN_IN_LIMIT"]), key_func=client_key)
 def login() -> WerkzeugResponse:
     refuse_if_over_token_limit(shop_id=None)
     session = request_session()

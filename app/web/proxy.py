@@ -389,6 +389,9 @@ def _state(
         }
     verified = IdentityLevel(conversation.identity_level) >= IdentityLevel.MEDIUM
     customer = session.get(Customer, conversation.customer_id) if conversation.customer_id else None
+    # The case before the messages: a status and its update to the customer commit together,
+    # so a status read first always has its message in the (later) read of the messages.
+    case = _case_state(session, conversation)
     return {
         "conversation": token,
         "greeting": f"Hi! How can {shop.name} help?",
@@ -408,7 +411,7 @@ def _state(
             }
             for message in messages_of(session, conversation)
         ],
-        "case": _case_state(session, conversation),
+        "case": case,
         "choices": [
             {"id": offer.id, "label": offer.label} for offer in offers(session, conversation)
         ],

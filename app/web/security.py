@@ -93,6 +93,13 @@ def limiter_storage_uri(settings: Settings) -> str:
     return url
 
 
+def client_key() -> str:
+    """The client a limit counts, within this app: Flask-Limiter keeps the key prefix of the
+    first app a process builds, so the app's own prefix goes into the key (a process that
+    builds many apps, as the tests do, must not count one app's requests against another)."""
+    return f"{current_app.config['RATELIMIT_KEY_PREFIX']}:{get_remote_address()}"
+
+
 def is_local_request() -> bool:
     host = request.host
     name = host[: host.index("]") + 1] if host.startswith("[") else host.split(":")[0]

@@ -3,7 +3,7 @@ over HTTP, and the app served over HTTP where a provider must reach it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from api_support import Account, Staff, new_account, seed
@@ -15,15 +15,29 @@ from sqlalchemy.orm import Session
 from app.crypto import SecretBox
 from app.demo import APPROVER, OWNER, PROPOSER, SHOP_DOMAIN, LinenShop
 from app.settings import Settings
+from integrations.gorgias.sandbox import GorgiasSandbox
 from integrations.stripe.sandbox import StripeSandbox
 
 ENCRYPTION_KEY = SecretBox.generate_key()
 
 
+@pytest.fixture(scope="session")
+def gorgias() -> Iterator[GorgiasSandbox]:
+    """Gorgias for the API's tests: any credentials the fuzzer makes up are refused there."""
+    box = GorgiasSandbox()
+    box.start()
+    yield box
+    box.stop()
+
+
 @pytest.fixture
-def settings(settings: Settings, sandbox: StripeSandbox) -> Settings:
+def settings(settings: Settings, sandbox: StripeSandbox, gorgias: GorgiasSandbox) -> Settings:
     return with_sandbox(
-        settings, sandbox, encryption_keys=(ENCRYPTION_KEY,), provider_timeout_seconds=5.0
+        settings,
+        sandbox,
+        encryption_keys=(ENCRYPTION_KEY,),
+        provider_timeout_seconds=5.0,
+        gorgias_api_base=gorgias.url,
     )
 
 

@@ -129,6 +129,17 @@ def test_a_verified_shoppers_refund_is_approved_once_and_told_as_the_provider_re
     assert sorted(updates) == sorted(set(updates)) and "succeeded" in updates
 
 
+def _ask_and_verify(shopper: Shopper, outbox: Outbox) -> None:
+    """Maya asks for her refund, is asked to verify, and does, with the mailed code."""
+    shopper.say(ASKS)
+    _shop_replies(shopper, 1)
+    shopper.post("/chat/verification", {"order": "#1001", "email": "maya@example.com"})
+    verified = shopper.post(
+        "/chat/verification/code", {"code": newest_code(outbox, "maya@example.com")}
+    )
+    assert verified.status_code == 200, verified.get_json()
+
+
 def _another(code: str) -> str:
     return str((int(code[0]) + 1) % 10) + code[1:]
 
@@ -208,10 +219,7 @@ def test_store_credit_offered_by_the_policy_becomes_the_proposal_the_shopper_cho
 ) -> None:
     saved = owner.put("/api/shop/policy", {"rules": {"store_credit_bonus_percent": 10}})
     assert saved.status_code == 200, saved.get_json()
-    shopper.say(ASKS)
-    _shop_replies(shopper, 1)
-    shopper.post("/chat/verification", {"order": "#1001", "email": "maya@example.com"})
-    shopper.post("/chat/verification/code", {"code": newest_code(outbox, "maya@example.com")})
+    _ask_and_verify(shopper, outbox)
 
     offer = _shop_replies(shopper, 2)[-1]
     assert "$48.00" in offer and "$52.80 in store credit" in offer
@@ -244,10 +252,7 @@ def test_a_shopper_asking_for_a_person_is_told_when_to_expect_an_answer(
 def test_a_reply_staff_type_is_held_to_what_the_provider_reported(
     linen: LinenShop, shopper: Shopper, outbox: Outbox, approver: Staff, worker: WorkerProcess
 ) -> None:
-    shopper.say(ASKS)
-    _shop_replies(shopper, 1)
-    shopper.post("/chat/verification", {"order": "#1001", "email": "maya@example.com"})
-    shopper.post("/chat/verification/code", {"code": newest_code(outbox, "maya@example.com")})
+    _ask_and_verify(shopper, outbox)
     _shop_replies(shopper, 2)
     case_id = _drafted_case(approver, linen)
 
@@ -279,10 +284,7 @@ def test_a_discount_on_a_replacement_offered_by_the_policy_is_proposed_when_chos
 ) -> None:
     saved = owner.put("/api/shop/policy", {"rules": {"replacement_discount": True}})
     assert saved.status_code == 200, saved.get_json()
-    shopper.say(ASKS)
-    _shop_replies(shopper, 1)
-    shopper.post("/chat/verification", {"order": "#1001", "email": "maya@example.com"})
-    shopper.post("/chat/verification/code", {"code": newest_code(outbox, "maya@example.com")})
+    _ask_and_verify(shopper, outbox)
 
     offer = _shop_replies(shopper, 2)[-1]
     assert "discount of $48.00 on a replacement" in offer
@@ -308,10 +310,7 @@ def test_a_drafted_proposal_the_checks_block_goes_to_a_person_and_promises_nothi
 ) -> None:
     engaged = owner.put("/api/shop/kill-switch", {"engaged": True})
     assert engaged.status_code == 200, engaged.get_json()
-    shopper.say(ASKS)
-    _shop_replies(shopper, 1)
-    shopper.post("/chat/verification", {"order": "#1001", "email": "maya@example.com"})
-    shopper.post("/chat/verification/code", {"code": newest_code(outbox, "maya@example.com")})
+    _ask_and_verify(shopper, outbox)
 
     reply = _shop_replies(shopper, 2)[-1]
 

@@ -67,7 +67,7 @@ def events_of(session: Session, shop: Shop, kind: str) -> list[AuditEvent]:
 @pytest.mark.parametrize(
     ("user", "controls"),
     [
-        (OWNER, ["stripe-key", "switch", "switch", "policy", *["staff-member"] * 3]),
+        (OWNER, ["stripe-key", "gorgias", "switch", "switch", "policy", *["staff-member"] * 3]),
         (APPROVER, ["switch"]),  # any approver may stop everything
         (VIEWER, []),
     ],
