@@ -1,5 +1,6 @@
 """Imports every model module so ``Base.metadata`` knows all tables (Alembic, tests)."""
 
+from app.agents.models import AgentCredential
 from app.approvals.models import Approval, Proposal
 from app.audit import AuditEvent, AuditHead
 from app.cases.models import Case, Customer, Order
@@ -15,6 +16,7 @@ from app.staff.models import StaffToken
 __all__ = [
     "Action",
     "ActionAttempt",
+    "AgentCredential",
     "Approval",
     "AuditEvent",
     "AuditHead",

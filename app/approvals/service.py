@@ -24,7 +24,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
-from app.actors import DRAFTER, WORKER, Actor, Surface, system_actor
+from app.actors import DRAFTER, WORKER, Actor, ActorKind, Surface, system_actor
+from app.agents.models import AgentCredential
 from app.approvals.digest import digest_of
 from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
@@ -67,10 +68,14 @@ def create_proposal(
     adapter: ProviderAdapter,
     settings: Settings,
     now: datetime,
+    agent: AgentCredential | None = None,
 ) -> ProposalResult:
-    # Caseward's own drafter proposes for the cases conversations open; its proposals
-    # meet the same checks and wait for the same approvals as anyone's.
-    if actor != DRAFTER:
+    # Caseward's own drafter proposes for the cases conversations open, and an agent
+    # within what its credential allows; their proposals meet the same checks and wait
+    # for the same approvals as anyone's.
+    if actor.kind is ActorKind.AGENT:
+        _require_agent_allows(actor, agent, draft)
+    elif actor != DRAFTER:
         require_role(session, shop.id, actor, StaffRole.CAN_PROPOSE, said("propose actions"))
     proposal = Proposal(
         id=uuid.uuid4(), shop_id=shop.id, case_id=case.id, proposed_by=actor.ref, revision=1
@@ -301,6 +306,39 @@ def reopen_after_expiry(
 
 
 # ------------------------------------------------------------------ internals
+
+
+def _require_agent_allows(actor: Actor, agent: AgentCredential | None, draft: Draft) -> None:
+    """An agent proposes only with its own credential, only the kinds it allows, and
+    only up to its ceiling in the draft's currency (no ceiling there: nothing)."""
+    if agent is None or str(agent.id) != actor.id:
+        raise Forbidden(
+            said("%(actor)s may propose only with its own credential", actor=actor.ref),
+            code="agent_not_allowed",
+        )
+    if draft.kind.value not in agent.allowed_kinds:
+        raise Forbidden(
+            said(
+                "%(actor)s may not propose a %(kind)s; its credential allows %(allowed)s",
+                actor=actor.ref,
+                kind=Code("kind", draft.kind.value),
+                allowed=", ".join(agent.allowed_kinds),
+            ),
+            code="agent_kind_not_allowed",
+        )
+    if agent.ceiling is None or draft.amount is None or draft.currency is None:
+        return
+    ceiling = int(agent.ceiling.get(draft.currency, 0))
+    if draft.amount > ceiling:
+        raise Forbidden(
+            said(
+                "%(actor)s may propose up to %(ceiling)s, not %(amount)s",
+                actor=actor.ref,
+                ceiling=Money(ceiling, draft.currency),
+                amount=Money(draft.amount, draft.currency),
+            ),
+            code="over_agent_ceiling",
+        )
 
 
 def _apply(

@@ -1,0 +1,1 @@
+"""Agents: automated parties with their own revocable credential; they propose, never approve."""

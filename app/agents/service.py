@@ -1,0 +1,168 @@
+"""Agent credentials: issued by an owner, kept only as a hash, revocable at once.
+
+An agent (an automated assistant outside Caseward) reaches Caseward through the MCP
+server with a secret ``cwag_`` followed by 32 random bytes. The database keeps the
+secret's SHA-256 and its first characters; the secret is shown to the owner once and
+never stored or audited. A credential names one shop, the action kinds the agent may
+propose and, optionally, the most it may propose per currency. An agent proposes and
+never approves: :func:`app.approvals.service.create_proposal` reads the credential, and
+approving requires a staff member's role.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app import audit
+from app.actors import Actor, ActorKind, Surface
+from app.agents.models import AgentCredential
+from app.errors import InvalidInput, NotFound
+from app.shops.models import Shop, StaffRole
+from app.shops.service import require_role
+from app.validation import choice, currency_code, integer, text
+from app.words import said
+from integrations.provider import ActionKind
+
+SECRET_PREFIX = "cwag_"  # noqa: S105  (a marker that makes leaked secrets recognisable)
+# Enough of the secret for a person to recognise it in a list, far too little to use it.
+SHOWN_PREFIX_LENGTH = 12
+# As for staff tokens: "when was this credential last used?" needs no more than a minute.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class IssuedCredential:
+    """A new credential: ``secret`` is shown once and then exists only with its holder."""
+
+    credential: AgentCredential
+    secret: str
+
+
+def secret_digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def agent_actor(credential: AgentCredential) -> Actor:
+    return Actor(ActorKind.AGENT, str(credential.id), Surface.MCP)
+
+
+def issue_agent_credential(
+    session: Session,
+    *,
+    shop: Shop,
+    actor: Actor,
+    name: str,
+    allowed_kinds: Iterable[str],
+    ceiling: Mapping[str, int] | None,
+    now: datetime,
+) -> IssuedCredential:
+    """A new credential for an agent of ``shop``; only an owner may issue one."""
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, said("issue agent credentials"))
+    kinds = _allowed_kinds(allowed_kinds)
+    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    credential = AgentCredential(
+        shop_id=shop.id,
+        name=text(name, "name", required=True),
+        secret_digest=secret_digest(secret),
+        prefix=secret[:SHOWN_PREFIX_LENGTH],
+        allowed_kinds=kinds,
+        ceiling=_ceiling(ceiling),
+        created_by=actor.ref,
+        created_at=now,
+    )
+    session.add(credential)
+    session.flush()
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="agent.credential_issued",
+        actor=actor,
+        data={
+            "credential_id": str(credential.id),
+            "prefix": credential.prefix,
+            "name": credential.name,
+            "allowed_kinds": kinds,
+            "ceiling": credential.ceiling,
+        },
+        now=now,
+    )
+    return IssuedCredential(credential, secret)
+
+
+def authenticate_agent(session: Session, secret: str, now: datetime) -> AgentCredential | None:
+    """The live credential ``secret`` belongs to, or ``None`` (unknown or revoked)."""
+    if not secret.startswith(SECRET_PREFIX):
+        return None
+    digest = secret_digest(secret)
+    credential = session.scalars(
+        select(AgentCredential).where(AgentCredential.secret_digest == digest)
+    ).one_or_none()
+    # Looked up by hash, so the database never compares the secret; constant time all the same.
+    if credential is None or not hmac.compare_digest(credential.secret_digest, digest):
+        return None
+    if credential.revoked_at is not None:
+        return None
+    if credential.last_used_at is None or now - credential.last_used_at >= LAST_USED_RESOLUTION:
+        credential.last_used_at = now
+    return credential
+
+
+def revoke_agent_credential(
+    session: Session, *, shop: Shop, actor: Actor, credential_id: uuid.UUID, now: datetime
+) -> AgentCredential:
+    """Revoke a credential of ``shop`` (owners only); the agent's next call is refused."""
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, said("revoke agent credentials"))
+    credential = session.get(AgentCredential, credential_id)
+    if credential is None or credential.shop_id != shop.id:
+        raise NotFound(said("agent credential not found"), field="credential_id")
+    if credential.revoked_at is None:
+        credential.revoked_at = now
+        audit.record(
+            session,
+            shop_id=shop.id,
+            kind="agent.credential_revoked",
+            actor=actor,
+            data={"credential_id": str(credential.id), "prefix": credential.prefix},
+            now=now,
+        )
+    return credential
+
+
+def list_agent_credentials(session: Session, *, shop: Shop, actor: Actor) -> list[AgentCredential]:
+    """The shop's agent credentials, newest first (owners only)."""
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, said("see agent credentials"))
+    return list(
+        session.scalars(
+            select(AgentCredential)
+            .where(AgentCredential.shop_id == shop.id)
+            .order_by(AgentCredential.created_at.desc())
+        )
+    )
+
+
+def _allowed_kinds(kinds: Iterable[str]) -> list[str]:
+    chosen = sorted({choice(kind, "allowed_kinds", tuple(ActionKind)) for kind in kinds})
+    if not chosen:
+        raise InvalidInput(
+            said("an agent credential must allow at least one action kind"),
+            field="allowed_kinds",
+        )
+    return chosen
+
+
+def _ceiling(ceiling: Mapping[str, int] | None) -> dict[str, int] | None:
+    if ceiling is None:
+        return None
+    return {
+        currency_code(currency, "ceiling"): integer(amount, f"ceiling.{currency}", minimum=0)
+        for currency, amount in ceiling.items()
+    }
