@@ -325,6 +325,21 @@ def test_a_new_problem_on_a_case_already_needing_attention_is_on_record_again(
     }
 
 
+def test_a_case_handed_to_a_person_without_a_reason_records_none_not_words(
+    session: Session, rows: tuple[Case, Proposal, Action]
+) -> None:
+    case, _, _ = rows
+
+    move_case(session, case, CaseStatus.NEEDS_ATTENTION, actor=TEST_ACTOR, now=T0, owner="kim")
+
+    assert _last(session, "case.needs_attention").data == {
+        "previous": "open",
+        "status": "needs_attention",
+        "owner": "kim",
+        "reason": None,
+    }
+
+
 def test_an_ordinary_case_move_keeps_its_owner_and_records_a_status_change(
     session: Session, rows: tuple[Case, Proposal, Action]
 ) -> None:
