@@ -312,6 +312,21 @@ _CASE_SUMMARY = _object(
     ("id", "subject", "status", "owner", "identity_level", "created_at", "updated_at"),
 )
 
+_AGENT = _object(
+    {
+        "id": _UUID,
+        "name": {"type": "string"},
+        "prefix": {"type": "string"},
+        "allowed_kinds": {"type": "array", "items": _enum(ActionKind)},
+        "ceiling": _nullable({"type": "object", "additionalProperties": {"type": "integer"}}),
+        "created_by": {"type": "string"},
+        "created_at": _TIME,
+        "revoked_at": _nullable(_TIME),
+        "last_used_at": _nullable(_TIME),
+    },
+    ("id", "name", "prefix", "allowed_kinds", "ceiling", "created_at", "revoked_at"),
+)
+
 _MESSAGE = _object(
     {
         "id": _UUID,
@@ -624,6 +639,46 @@ _EXPORT = _object(
     ("id", "request", "customers", "created_at"),
 )
 _STAFF_PATHS: dict[str, dict[str, Any]] = {
+    "/api/agents": {
+        "get": _op(
+            "The shop's agent credentials, never their secrets (owners only)",
+            _object({"agents": {"type": "array", "items": _AGENT}}, ("agents",)),
+        ),
+        "post": _op(
+            "Issue an agent a credential for the MCP server; its secret is in the answer "
+            "only (owners only)",
+            _object({"agent": _AGENT, "secret": {"type": "string"}}, ("agent", "secret")),
+            _object(
+                {
+                    "name": _text(SHORT_TEXT, min_length=1),
+                    "allowed_kinds": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": _enum(ActionKind),
+                    },
+                    "ceiling": _nullable(
+                        {
+                            "type": "object",
+                            "additionalProperties": {
+                                "type": "integer",
+                                "minimum": 1,
+                                "maximum": INT32_MAX,
+                            },
+                        }
+                    ),
+                },
+                ("name", "allowed_kinds"),
+                closed=True,
+            ),
+            status=201,
+        ),
+    },
+    "/api/agents/{credential_id}": {
+        "delete": _op(
+            "Revoke an agent credential at once (owners only)",
+            _object({"agent": _AGENT}, ("agent",)),
+        )
+    },
     "/api/staff": {
         "get": _op(
             "The shop's staff (owners only)",

@@ -13,6 +13,11 @@ from flask import Blueprint, Response, current_app, g, jsonify, request
 from sqlalchemy import select
 from werkzeug.datastructures import MultiDict
 
+from app.agents.service import (
+    issue_agent_credential,
+    list_agent_credentials,
+    revoke_agent_credential,
+)
 from app.approvals.drafts import parse_draft
 from app.approvals.service import (
     ProposalResult,
@@ -66,6 +71,7 @@ from app.web.api.openapi import OPENAPI
 from app.web.api.parsing import json_body, text_field
 from app.web.api.serialize import (
     action_json,
+    agent_json,
     audit_json,
     case_summary_json,
     customer_json,
@@ -310,6 +316,50 @@ def shop_policy() -> Response:
     policy = save_policy(session, shop=g.shop, actor=g.actor, rules=rules, now=utcnow())
     session.commit()
     return jsonify({"policy": policy.to_dict()})
+
+
+@bp.get("/agents")
+@require_staff
+def agents_list() -> Response:
+    credentials = list_agent_credentials(request_session(), shop=g.shop, actor=g.actor)
+    return jsonify({"agents": [agent_json(credential) for credential in credentials]})
+
+
+@bp.post("/agents")
+@require_staff
+def agents_issue() -> tuple[Response, int]:
+    body = json_body("name", "allowed_kinds", "ceiling")
+    kinds = body.get("allowed_kinds")
+    if not isinstance(kinds, list):
+        raise InvalidInput(said("allowed_kinds is a list of action kinds"), field="allowed_kinds")
+    ceiling = body.get("ceiling")
+    if ceiling is not None and not isinstance(ceiling, dict):
+        raise InvalidInput(
+            said("ceiling maps a currency to minor units, or is null"), field="ceiling"
+        )
+    session = request_session()
+    issued = issue_agent_credential(
+        session,
+        shop=g.shop,
+        actor=g.actor,
+        name=body.get("name"),  # type: ignore[arg-type]
+        allowed_kinds=kinds,
+        ceiling=ceiling,
+        now=utcnow(),
+    )
+    session.commit()
+    return jsonify({"agent": agent_json(issued.credential), "secret": issued.secret}), 201
+
+
+@bp.delete("/agents/<uuid:credential_id>")
+@require_staff
+def agents_revoke(credential_id: uuid.UUID) -> Response:
+    session = request_session()
+    credential = revoke_agent_credential(
+        session, shop=g.shop, actor=g.actor, credential_id=credential_id, now=utcnow()
+    )
+    session.commit()
+    return jsonify({"agent": agent_json(credential)})
 
 
 @bp.put("/shop/connections/gorgias")

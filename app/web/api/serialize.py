@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.agents.models import AgentCredential
 from app.approvals.models import Approval, Proposal
 from app.audit import AuditEvent
 from app.cases.models import Case, Customer, Order
@@ -154,4 +155,19 @@ def message_json(message: Message) -> dict[str, Any]:
         "author": message.author,
         "text": message.body,
         "created_at": message.created_at.isoformat(),
+    }
+
+
+def agent_json(credential: AgentCredential) -> dict[str, Any]:
+    """An agent credential as owners see it: never its secret, only its first characters."""
+    return {
+        "id": str(credential.id),
+        "name": credential.name,
+        "prefix": credential.prefix,
+        "allowed_kinds": credential.allowed_kinds,
+        "ceiling": credential.ceiling,
+        "created_by": credential.created_by,
+        "created_at": credential.created_at.isoformat(),
+        "revoked_at": credential.revoked_at.isoformat() if credential.revoked_at else None,
+        "last_used_at": credential.last_used_at.isoformat() if credential.last_used_at else None,
     }
