@@ -58,6 +58,7 @@ from app.helpdesk.gorgias_desk import gorgias_desks
 from app.migrations import upgrade
 from app.money import Money
 from app.settings import Settings
+from app.shopify.setup import APP_HANDLE
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import set_writes_enabled, staff_member
 from app.staff.members import add_member
@@ -102,8 +103,6 @@ MAYAS_MESSAGE = (
 )
 APRON_LINE = "apron-natural"
 ORDER_NAME = "#1001"
-# The app's handle in the admin's address (shopify.app.toml).
-APP_HANDLE = "caseward"
 # Where the seeder hands the Shopify sandbox the Stripe payment that paid order #1001
 # (the Procfile's shopify line reads it from the same place).
 PAYMENT_HANDOFF = "demo-payment-intent"

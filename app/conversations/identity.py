@@ -233,20 +233,23 @@ def request_email_code(
         )
     ).one_or_none()
     customer = session.get(Customer, order.customer_id) if order is not None else None
-    matched = (
-        order is not None
+    matched_order = (
+        order
+        if order is not None
         and customer is not None
         and customer.email is not None
         and hmac.compare_digest(customer.email.strip().lower(), email.strip().lower())
+        else None
     )
-    if matched:
-        _refuse_too_many(session, conversation=conversation, order_id=order.id, now=now)  # type: ignore[union-attr]
+    matched = matched_order is not None
+    if matched_order is not None:
+        _refuse_too_many(session, conversation=conversation, order_id=matched_order.id, now=now)
     code = f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
     row = VerificationCode(
         id=uuid.uuid4(),
         shop_id=conversation.shop_id,
         conversation_id=conversation.id,
-        order_id=order.id if matched and order else None,
+        order_id=matched_order.id if matched_order is not None else None,
         code_digest="",
         expires_at=now + CODE_LIFETIME,
         created_at=now,

@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     Uuid,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -98,6 +99,9 @@ class Participant(Base):
     joined_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
+_UNDELIVERED = "delivered_at IS NULL AND author IN ('caseward', 'staff')"
+
+
 class Message(Base):
     """One message. ``channel_message_id`` makes a channel's redelivery a no-op;
     ``about_action_id`` + ``about_status`` make each status update to the customer
@@ -108,6 +112,13 @@ class Message(Base):
         UniqueConstraint("conversation_id", "channel_message_id"),
         UniqueConstraint("about_action_id", "about_status"),
         Index("ix_conversation_messages_conversation", "conversation_id", "created_at"),
+        # What the sweeper asks every few seconds: the few messages still to be posted.
+        Index(
+            "ix_conversation_messages_undelivered",
+            "shop_id",
+            postgresql_where=text(_UNDELIVERED),
+            sqlite_where=text(_UNDELIVERED),
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -121,8 +132,8 @@ class Message(Base):
     about_status: Mapped[str | None] = mapped_column(String(32))
     # What the text says, as the sentence Caseward composed it (see app/words.py).
     sentence: Mapped[dict[str, object] | None] = mapped_column(JSON)
-    # When a message to the customer reached a channel that needs it posted (a helpdesk
-    # ticket); None while it waits. The storefront chat shows messages as they are.
+    # When a message to the customer reached them: at once in the chat, once posted for
+    # a helpdesk ticket; None while it waits (and for the customer's own messages).
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

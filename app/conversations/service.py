@@ -228,6 +228,8 @@ def add_reply(
         about_action_id=about_action_id,
         about_status=about_status,
         created_at=now,
+        # The chat shows a message as soon as it is kept; a helpdesk ticket gets it posted.
+        delivered_at=None if conversation.channel == Channel.HELPDESK else now,
     )
     session.add(message)
     join(session, conversation, actor, now)

@@ -1,12 +1,14 @@
 """Posting what Caseward tells a helpdesk customer to their ticket, exactly once.
 
 A message to the customer of a helpdesk conversation (a status update, a reply staff
-typed in Caseward) is kept first, with ``delivered_at`` empty; :func:`pending` finds
-those, and the job posts each as a public reply under our id (``caseward-message-{id}``,
-Gorgias' ``external_id``). The client never posts twice: after an unclear answer it
-looks our id up on the ticket before sending again. Only then is the message marked
-delivered, in its own transaction; a crash in between is settled by the same look-up on
-the next run. The sweeper queues the job while anything waits.
+typed in Caseward) is kept first, with ``delivered_at`` empty; the chat's messages are
+delivered as they are kept, so only a helpdesk's wait, and a partial index holds just
+those for the sweeper's look every few seconds. :func:`pending` finds them, and the job
+posts each as a public reply under our id (``caseward-message-{id}``, Gorgias'
+``external_id``). The client never posts twice: it looks our id up on the ticket before
+sending. Only then is the message marked delivered, in its own transaction; a crash in
+between is settled by the same look-up on the next run. The sweeper queues the job while
+anything waits.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import Actor
-from app.conversations.models import Author, Channel, Conversation, Message
+from app.conversations.models import Author, Conversation, Message
 
 TO_CUSTOMER = (Author.CASEWARD.value, Author.STAFF.value)
 
@@ -33,11 +35,8 @@ def pending(session: Session, shop_id: uuid.UUID, limit: int = 50) -> list[Messa
     return list(
         session.scalars(
             select(Message)
-            .join(Conversation, Conversation.id == Message.conversation_id)
             .where(
                 Message.shop_id == shop_id,
-                Conversation.shop_id == shop_id,
-                Conversation.channel == Channel.HELPDESK.value,
                 Message.author.in_(TO_CUSTOMER),
                 Message.delivered_at.is_(None),
             )
@@ -52,12 +51,7 @@ def shops_with_pending(session: Session) -> list[uuid.UUID]:
     return list(
         session.scalars(
             select(Message.shop_id)
-            .join(Conversation, Conversation.id == Message.conversation_id)
-            .where(
-                Conversation.channel == Channel.HELPDESK.value,
-                Message.author.in_(TO_CUSTOMER),
-                Message.delivered_at.is_(None),
-            )
+            .where(Message.author.in_(TO_CUSTOMER), Message.delivered_at.is_(None))
             .distinct()
         )
     )

@@ -2,9 +2,9 @@
 
 The client (:mod:`integrations.gorgias`) holds the account's request budget, honours
 ``Retry-after`` and never posts one of our ids twice; this adapter turns its tickets into
-the facts Caseward keeps, and answers a reply on the ticket's own channel, to its
-customer, from the account's API user, after looking our id up first (a reply is
-posted again only when Gorgias does not have it).
+the facts Caseward keeps, and posts a reply on the ticket's own channel, to its customer
+(both from the ticket as already read), from the account's API user, after looking our id
+up first (a reply is posted again only when Gorgias does not have it).
 """
 
 from __future__ import annotations
@@ -44,17 +44,15 @@ class GorgiasDesk:
     def ticket(self, ticket_id: int) -> TicketFacts:
         return facts_of(self._client.ticket(ticket_id))
 
-    def post_reply(self, ticket_id: int, *, body_text: str, our_id: str) -> int:
-        ticket = self._client.ticket(ticket_id)
-        customer = ticket.customer.email if ticket.customer else None
-        if customer is None:
-            raise ValueError(f"Gorgias ticket {ticket_id} has no customer email to reply to")
+    def post_reply(self, ticket: TicketFacts, *, body_text: str, our_id: str) -> int:
+        if ticket.customer_email is None:
+            raise ValueError(f"Gorgias ticket {ticket.id} has no customer email to reply to")
         posted = self._client.post_reply(
-            ticket_id,
+            ticket.id,
             body_text=body_text,
             our_id=our_id,
             sender_email=self._client.username,
-            receiver_email=customer,
+            receiver_email=ticket.customer_email,
             channel="chat" if ticket.channel == "chat" else "email",
             already_tried=True,
         )
@@ -71,6 +69,7 @@ def facts_of(ticket: Ticket) -> TicketFacts:
         id=ticket.id,
         subject=ticket.subject or "",
         customer_email=ticket.customer.email if ticket.customer else None,
+        channel=ticket.channel or "email",
         messages=tuple(
             TicketMessage(
                 id=message.id,

@@ -37,7 +37,6 @@ from app.helpdesk.commands import approve_as_agent, draft_note, status_for_custo
 from app.helpdesk.connection import GorgiasAccount, gorgias_account, gorgias_connection
 from app.helpdesk.delivery import mark_delivered, our_id, pending, ticket_of
 from app.helpdesk.gorgias_desk import gorgias_desks
-from app.helpdesk.sidebar import APP_HANDLE
 from app.helpdesk.tickets import (
     AgentCommand,
     Command,
@@ -48,6 +47,7 @@ from app.helpdesk.tickets import (
 )
 from app.queue import connect_redis
 from app.settings import Settings
+from app.shopify.setup import admin_case_url
 from app.shops.models import Shop
 
 HELPDESK = system_actor("helpdesk", Surface.HELPDESK)
@@ -58,7 +58,7 @@ class Desk(Protocol):
 
     def ticket(self, ticket_id: int) -> TicketFacts: ...
 
-    def post_reply(self, ticket_id: int, *, body_text: str, our_id: str) -> int: ...
+    def post_reply(self, ticket: TicketFacts, *, body_text: str, our_id: str) -> int: ...
 
     def post_internal_note(self, ticket_id: int, *, body_text: str, our_id: str) -> int: ...
 
@@ -127,7 +127,7 @@ def work_call(ctx: HelpdeskContext, event_row_id: int) -> tuple[str, list[uuid.U
             ticket_id, body_text=note, our_id=f"caseward-note-{command.note_id}"
         )
         actions.extend([action] if action else [])
-    delivered = deliver_replies(ctx, desk, shop_id, conversation_id)
+    delivered = deliver_replies(ctx, desk, shop_id, conversation_id, read=ticket)
     return (
         f"{len(received)} received, {len(claimed)} commands, {delivered} replies posted",
         actions,
@@ -146,10 +146,16 @@ def deliver_helpdesk_replies(shop_id: str) -> str:
 
 
 def deliver_replies(
-    ctx: HelpdeskContext, desk: Desk, shop_id: uuid.UUID, conversation_id: uuid.UUID | None = None
+    ctx: HelpdeskContext,
+    desk: Desk,
+    shop_id: uuid.UUID,
+    conversation_id: uuid.UUID | None = None,
+    read: TicketFacts | None = None,
 ) -> int:
     """Post the shop's waiting messages (of one conversation, when given) to their
-    tickets; each is marked delivered in its own transaction once Gorgias has it."""
+    tickets, each ticket read once (``read``: one already read); each message is marked
+    delivered in its own transaction once Gorgias has it."""
+    tickets = {read.id: read} if read is not None else {}
     with ctx.session_factory() as session:
         waiting = [
             (message.id, message.body, our_id(message), ticket_of(session, message))
@@ -157,7 +163,9 @@ def deliver_replies(
             if conversation_id is None or message.conversation_id == conversation_id
         ]
     for message_id, body, ours, ticket_id in waiting:
-        posted = desk.post_reply(ticket_id, body_text=body, our_id=ours)
+        if ticket_id not in tickets:
+            tickets[ticket_id] = desk.ticket(ticket_id)
+        posted = desk.post_reply(tickets[ticket_id], body_text=body, our_id=ours)
         with ctx.session_factory() as session, session.begin():
             message = session.get(Message, message_id)
             assert message is not None
@@ -217,10 +225,9 @@ def _prepare(ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUI
             now=ctx.clock(),
             reply_to_customer=False,
         )
-        store = shop.domain.removesuffix(".myshopify.com")
-        origin = ctx.settings.shopify_admin_origin
         return draft_note(
-            drafted, approve_url=f"{origin}/store/{store}/apps/{APP_HANDLE}/app/cases/{case.id}"
+            drafted,
+            approve_url=admin_case_url(ctx.settings.shopify_admin_origin, shop.domain, case.id),
         )
 
 

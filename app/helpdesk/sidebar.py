@@ -25,12 +25,12 @@ from app.conversations.models import Channel
 from app.conversations.service import find_conversation
 from app.execution.models import Action
 from app.money import display
+from app.shopify.setup import admin_case_url
 from app.shops.models import Shop
 
 # How long a signed sidebar link opens the page.
 LINK_LIFETIME_SECONDS = 600
 _SALT = "caseward-helpdesk-sidebar"
-APP_HANDLE = "caseward"
 
 
 def ticket_ref(ticket_id: int) -> str:
@@ -72,7 +72,6 @@ def sidebar_view(
         .where(Action.shop_id == shop.id, Action.case_id == case.id)
         .order_by(Action.created_at)
     )
-    store = shop.domain.removesuffix(".myshopify.com")
     return {
         "ticket_id": ticket_id,
         "known": True,
@@ -93,7 +92,7 @@ def sidebar_view(
             "id": str(case.id),
             "status": case.status,
             "owner": case.owner,
-            "approve_url": f"{admin_origin}/store/{store}/apps/{APP_HANDLE}/app/cases/{case.id}",
+            "approve_url": admin_case_url(admin_origin, shop.domain, case.id),
         },
         "proposals": [
             {

@@ -61,6 +61,7 @@ class TicketFacts:
     id: int
     subject: str
     customer_email: str | None
+    channel: str  # where a reply goes: "email", "chat", ...
     messages: tuple[TicketMessage, ...]
 
 

@@ -50,7 +50,6 @@ from app.staff.sessions import (
 from app.staff.tokens import TokenRefused, authenticate_token, live_token
 from app.web.dispatch import commit_and_enqueue
 from app.web.security import (
-    client_key,
     count_refused_token,
     is_local_request,
     limiter,
@@ -67,7 +66,7 @@ def login_form() -> str:
 
 
 @bp.post("/login")
-@limiter.limit(lambda: str(current_app.config["CASEWARD_SIGN_IN_LIMIT"]), key_func=client_key)
+@limiter.limit(lambda: str(current_app.config["CASEWARD_SIGN_IN_LIMIT"]))
 def login() -> WerkzeugResponse:
     refuse_if_over_token_limit(shop_id=None)
     session = request_session()

@@ -37,7 +37,17 @@ LIMIT_DEFAULTS = {
 }
 
 csrf = CSRFProtect()
-limiter = Limiter(key_func=get_remote_address, strategy="fixed-window")
+
+
+def client_key() -> str:
+    """The client a limit counts, within this app: every limit's default key. Flask-Limiter
+    keeps the key prefix of the first app a process builds, so the app's own prefix goes
+    into the key (a process that builds many apps, as the tests do, must not count one
+    app's requests against another)."""
+    return f"{current_app.config['RATELIMIT_KEY_PREFIX']}:{get_remote_address()}"
+
+
+limiter = Limiter(key_func=client_key, strategy="fixed-window")
 
 
 class TooManyAttempts(TooManyRequests):
@@ -91,13 +101,6 @@ def limiter_storage_uri(settings: Settings) -> str:
     if url.startswith("unix://"):
         return "redis+unix://" + url.removeprefix("unix://")
     return url
-
-
-def client_key() -> str:
-    """The client a limit counts, within this app: Flask-Limiter keeps the key prefix of the
-    first app a process builds, so the app's own prefix goes into the key (a process that
-    builds many apps, as the tests do, must not count one app's requests against another)."""
-    return f"{current_app.config['RATELIMIT_KEY_PREFIX']}:{get_remote_address()}"
 
 
 def is_local_request() -> bool:

@@ -82,6 +82,14 @@ def upgrade() -> None:
         "conversation_messages",
         ["conversation_id", "created_at"],
     )
+    undelivered = sa.text("delivered_at IS NULL AND author IN ('caseward', 'staff')")
+    op.create_index(
+        "ix_conversation_messages_undelivered",
+        "conversation_messages",
+        ["shop_id"],
+        postgresql_where=undelivered,
+        sqlite_where=undelivered,
+    )
     op.create_table(
         "verification_codes",
         sa.Column("id", sa.Uuid(), primary_key=True),
