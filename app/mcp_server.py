@@ -24,6 +24,7 @@ Every tool call, in order:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import uuid
 from collections.abc import Callable, Mapping
@@ -43,7 +44,7 @@ from app.approvals.drafts import parse_draft
 from app.approvals.models import Proposal
 from app.approvals.service import create_proposal
 from app.cases.models import Case, Customer, Order
-from app.cases.service import case_file
+from app.cases.service import case_file, get_case
 from app.clock import utcnow
 from app.crypto import secret_box
 from app.db import make_engine, make_session_factory
@@ -78,7 +79,7 @@ class ServerContext:
     session_factory: sessionmaker[Session]
     adapters: AdapterFactory
     settings: Settings
-    enqueue: Callable[[uuid.UUID], None]
+    enqueue: Callable[[uuid.UUID], object]
     clock: Callable[[], datetime] = utcnow
 
 
@@ -87,14 +88,13 @@ def context_from_settings(settings: Settings) -> ServerContext:
     factory = make_session_factory(make_engine(settings.database_url))
     audit.bind_key_ring(factory, audit.audit_key_ring(settings))
 
-    def enqueue(action_id: uuid.UUID) -> None:
-        enqueue_execution(execution_queue(connect_redis(settings), settings.queue_name), action_id)
-
+    # One connection for the process: each policy-approved action only pushes its job.
+    queue = execution_queue(connect_redis(settings), settings.queue_name)
     return ServerContext(
         session_factory=factory,
         adapters=connection_adapters(settings, secret_box(settings)),
         settings=settings,
-        enqueue=enqueue,
+        enqueue=functools.partial(enqueue_execution, queue),
     )
 
 
@@ -265,9 +265,9 @@ def _propose(
     proposal: Mapping[str, Any],
 ) -> _Answer:
     shop = session.get(Shop, credential.shop_id)
-    case = session.get(Case, _uuid(case_id, "case_id"))
-    if shop is None or case is None or case.shop_id != credential.shop_id:
+    if shop is None:
         raise NotFound(said("case not found"), field="case_id")
+    case = get_case(session, shop.id, _uuid(case_id, "case_id"))
     draft = parse_draft(proposal)
     result = create_proposal(
         session,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import smtplib
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.policy import default as default_policy
@@ -69,7 +69,7 @@ class SmtpMailer:
     host: str
     port: int
     username: str | None
-    password: str | None
+    password: str | None = field(repr=False)
     sender: str
     timeout_seconds: float = 20.0
 

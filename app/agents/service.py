@@ -11,13 +11,12 @@ approving requires a staff member's role.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -28,15 +27,14 @@ from app.agents.models import AgentCredential
 from app.errors import InvalidInput, NotFound
 from app.shops.models import Shop, StaffRole
 from app.shops.service import require_role
+
+# Kept, shown and marked as used exactly as staff tokens are.
+from app.staff.tokens import LAST_USED_RESOLUTION, SHOWN_PREFIX_LENGTH, token_hash
 from app.validation import choice, currency_code, integer, text
 from app.words import said
 from integrations.provider import ActionKind
 
 SECRET_PREFIX = "cwag_"  # noqa: S105  (a marker that makes leaked secrets recognisable)
-# Enough of the secret for a person to recognise it in a list, far too little to use it.
-SHOWN_PREFIX_LENGTH = 12
-# As for staff tokens: "when was this credential last used?" needs no more than a minute.
-LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -45,10 +43,6 @@ class IssuedCredential:
 
     credential: AgentCredential
     secret: str
-
-
-def secret_digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 def agent_actor(credential: AgentCredential) -> Actor:
@@ -72,7 +66,7 @@ def issue_agent_credential(
     credential = AgentCredential(
         shop_id=shop.id,
         name=text(name, "name", required=True),
-        secret_digest=secret_digest(secret),
+        secret_digest=token_hash(secret),
         prefix=secret[:SHOWN_PREFIX_LENGTH],
         allowed_kinds=kinds,
         ceiling=_ceiling(ceiling),
@@ -102,7 +96,7 @@ def authenticate_agent(session: Session, secret: str, now: datetime) -> AgentCre
     """The live credential ``secret`` belongs to, or ``None`` (unknown or revoked)."""
     if not secret.startswith(SECRET_PREFIX):
         return None
-    digest = secret_digest(secret)
+    digest = token_hash(secret)
     credential = session.scalars(
         select(AgentCredential).where(AgentCredential.secret_digest == digest)
     ).one_or_none()

@@ -22,6 +22,7 @@ tests of a model integration assert.
 from __future__ import annotations
 
 import copy
+import hmac
 import logging
 import re
 import threading
@@ -234,7 +235,9 @@ class AnthropicSandbox(SandboxBase):
             return error_response(404, "not_found_error", request_id, f"Not found: {path}")
         key = _presented_key(headers)
         with self._keys_lock:
-            accepted = key is not None and key in self._api_keys
+            accepted = key is not None and any(
+                hmac.compare_digest(key, known) for known in self._api_keys
+            )
         if key is None or not accepted:
             message = "invalid x-api-key" if key else "x-api-key header is required"
             return error_response(401, "authentication_error", request_id, message)

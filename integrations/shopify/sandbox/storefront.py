@@ -33,9 +33,10 @@ import html
 import re
 import secrets
 import threading
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
@@ -106,8 +107,13 @@ def proxy_signature(params: Sequence[tuple[str, str]], secret: str) -> str:
 class Storefront:
     """The storefront of every sandbox shop, and the app proxy in front of the app."""
 
-    def __init__(self, sandbox: ShopifySandbox) -> None:
+    def __init__(
+        self, sandbox: ShopifySandbox, wall_clock: Callable[[], float] = time.time
+    ) -> None:
         self._sandbox = sandbox
+        # The app checks the proxy's timestamp against the wall clock, as Shopify's does, so
+        # it is signed with the wall clock even when a test holds the sandbox's clock still.
+        self._wall = wall_clock
         self._app_proxy_url: str | None = None
         self._embeds: dict[str, EmbedSettings] = {}
         # session cookie value -> (shop domain, customer number)
@@ -246,7 +252,7 @@ class Storefront:
             ("shop", shop_domain),
             ("logged_in_customer_id", "" if customer is None else str(customer)),
             ("path_prefix", PROXY_PREFIX),
-            ("timestamp", str(int(self._sandbox.clock.now()))),
+            ("timestamp", str(int(self._wall()))),
         ]
         params.append(("signature", proxy_signature(params, self._sandbox.api_secret)))
         url = f"{self._app_proxy_url.rstrip('/')}{path.removeprefix(PROXY_PREFIX)}"
