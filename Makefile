@@ -34,7 +34,8 @@ DEMO_ENV := PATH="$(CURDIR)/$(BIN):$$PATH" \
 	SHOPIFY_APP_BRIDGE_URL="$(SHOPIFY_SANDBOX)/admin-standin/app-bridge.js" \
 	SHOPIFY_ADMIN_ORIGIN="$(SHOPIFY_SANDBOX)" \
 	GORGIAS_API_BASE="http://127.0.0.1:12114" \
-	GORGIAS_SANDBOX_CONTROL_TOKEN=caseward-demo-gorgias-control
+	GORGIAS_SANDBOX_CONTROL_TOKEN=caseward-demo-gorgias-control \
+	STRIPE_SANDBOX_CONTROL_TOKEN=caseward-demo-stripe-control
 
 run: $(STAMP)
 	mkdir -p -m 700 instance

@@ -19,7 +19,7 @@ from app.db import db
 from app.execution.providers import connection_adapters
 from app.queue import redis_ext
 from app.settings import Settings
-from app.web import helpdesk, limits, proxy, register_blueprints
+from app.web import helpdesk, limits, mcp_mount, proxy, register_blueprints
 from app.web.api import bp as api_bp
 from app.web.auth import StoredStaffTokens
 from app.web.errors import register_error_handlers
@@ -70,6 +70,8 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     )
     proxy.init_app(app)
     limits.init_app(app)
+    # Agents' MCP endpoint at /mcp, served by the same processes as every page.
+    mcp_mount.mount(app, settings)
     register_commands(app)
     return app
 

@@ -23,11 +23,13 @@ import signal
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import requests
+from rq import Queue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from stripe import StripeClient
@@ -55,8 +57,12 @@ from app.guard import IdentityLevel
 from app.helpdesk.connection import SECRET_HEADER, gorgias_connection, save_gorgias_connection
 from app.helpdesk.events import CALL_BODY_TEMPLATE as GORGIAS_CALL_BODY
 from app.helpdesk.gorgias_desk import gorgias_desks
+from app.history_audit.jobs import enqueue_scan
+from app.history_audit.models import HistoryScan
+from app.history_audit.scan import start_scan
 from app.migrations import upgrade
 from app.money import Money
+from app.queue import connect_redis
 from app.settings import Settings
 from app.shopify.setup import APP_HANDLE
 from app.shops.models import Shop, StaffMember, StaffRole
@@ -80,7 +86,7 @@ from integrations.shopify.sandbox.demo import (
     VIEWER_USER_ID,
 )
 from integrations.stripe import seeding
-from integrations.stripe.sandbox import DEMO_RESTRICTED_KEY, DEMO_SECRET_KEY
+from integrations.stripe.sandbox import DEMO_ACCOUNT_ID, DEMO_RESTRICTED_KEY, DEMO_SECRET_KEY
 
 SHOP_DOMAIN = f"{DEMO_SHOP}.myshopify.com"
 OWNER, APPROVER, PROPOSER = "olivia.owner", "sam.approver", "pat.proposer"
@@ -601,6 +607,12 @@ def ready_message(
             "  arrived in Caseward as a conversation. Its sidebar, as an agent sees it (the link",
             f"  opens for ten minutes): {helpdesk}",
         ]
+    if admin:
+        lines += [
+            "  'History check' in the app's menu shows what Caseward's checks would have",
+            "  stopped or questioned in the shop's last 80 days at Stripe, before Caseward",
+            "  (a refund made twice, a refund on a disputed payment, a 60%-off code).",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -650,8 +662,87 @@ def main() -> None:
                 web=web,
                 control_token=control_token,
             )
+    stripe_control = os.environ.get("STRIPE_SANDBOX_CONTROL_TOKEN")
+    if stripe_control:
+        queue = Queue(settings.background_queue_name, connection=connect_redis(settings))
+        with session_factory() as session:
+            check_demo_history(
+                session,
+                settings=settings,
+                control_token=stripe_control,
+                enqueue=lambda scan: enqueue_scan(queue, scan),
+            )
     print(ready_message(demo, web, token, admin, helpdesk), flush=True)
     signal.sigwait({signal.SIGINT, signal.SIGTERM})
+
+
+# A few months of the linen shop's past at Stripe, before Caseward: clean records, and the
+# problems the history check must find (its rules: app/history_audit/findings.py).
+DEMO_HISTORY_COUNTS = {"refund": 36, "customer_credit": 8, "discount": 6, "subscription_cancel": 3}
+
+
+def demo_history(now: datetime) -> list[dict[str, object]]:
+    """The records ``check_demo_history`` seeds: clean ones over the last 80 days, and
+    three planted problems: the same $35.00 refunded twice within an hour, a refund on a
+    payment the customer then disputed, and a 60%-off code (the policy allows 50%)."""
+    records: list[dict[str, object]] = list(
+        seeding.spread_history(
+            DEMO_HISTORY_COUNTS, start=now - timedelta(days=80), end=now - timedelta(days=2)
+        )
+    )
+    day = 86_400
+    twice = int((now - timedelta(days=21)).timestamp())
+    records += [
+        {
+            "kind": "refund",
+            "created": twice,
+            "amount": 3500,
+            "payment": "torn-throw",
+            "payment_amount": 9000,
+            "customer": "ines",
+        },
+        {
+            "kind": "refund",
+            "created": twice + 1800,
+            "amount": 3500,
+            "payment": "torn-throw",
+            "customer": "ines",
+        },
+        {
+            "kind": "refund",
+            "created": twice - 9 * day,
+            "amount": 6400,
+            "disputed": True,
+            "customer": "theo",
+        },
+        {"kind": "discount", "created": twice - 30 * day, "percent_off": 60, "code": "FRIENDS60"},
+    ]
+    return records
+
+
+def check_demo_history(
+    session: Session,
+    *,
+    settings: Settings,
+    control_token: str,
+    enqueue: Callable[[HistoryScan], object],
+    account: str = DEMO_ACCOUNT_ID,
+) -> bool:
+    """On the first start: write the linen shop's past into the Stripe sandbox's demo
+    account (:func:`demo_history`) and start the history check over it, as connecting
+    Stripe starts it for a real shop. False when the shop was checked before (the sandbox
+    keeps what it was given in its snapshot)."""
+    shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one()
+    if session.scalars(select(HistoryScan.id).where(HistoryScan.shop_id == shop.id)).first():
+        return False
+    now = utcnow()
+    seeding.seed_history(settings.stripe_api_base, control_token, account, demo_history(now))
+    scan = start_scan(
+        session, shop=shop, provider="stripe", actor=system_actor("demo", Surface.CONSOLE), now=now
+    )
+    session.commit()
+    enqueue(scan)
+    return True
 
 
 def connect_demo_helpdesk(

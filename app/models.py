@@ -8,6 +8,7 @@ from app.connections.models import Connection
 from app.conversations.models import Conversation, Message, Participant, VerificationCode
 from app.drafting.models import CaseDraftRecord
 from app.execution.models import Action, ActionAttempt, ProviderEvent, TargetLock
+from app.history_audit.models import HistoryFinding, HistoryRecord, HistoryScan
 from app.privacy.models import DataExport
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop, ShopPolicy, StaffMember
@@ -26,6 +27,9 @@ __all__ = [
     "Conversation",
     "Customer",
     "DataExport",
+    "HistoryFinding",
+    "HistoryRecord",
+    "HistoryScan",
     "Message",
     "Order",
     "Participant",

@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from limits import parse
+
 DEFAULT_INSTANCE_PATH = Path("instance")
 
 
@@ -91,6 +93,8 @@ class Settings:
     anthropic_model: str = "claude-sonnet-4-5"
     anthropic_timeout_seconds: float = 30.0
     anthropic_max_retries: int = 2
+    # How many MCP tool calls one agent credential may make (``limits`` notation).
+    agent_rate_limit: str = "60/minute"
 
     @property
     def uses_embedded_redis(self) -> bool:
@@ -143,6 +147,8 @@ class Settings:
             anthropic_api_key=env.get("ANTHROPIC_API_KEY", ""),
             anthropic_base_url=env.get("ANTHROPIC_BASE_URL", "").rstrip("/"),
             anthropic_model=env.get("CASEWARD_ANTHROPIC_MODEL", "").strip() or cls.anthropic_model,
+            agent_rate_limit=_rate_limit(env.get("CASEWARD_AGENT_RATE_LIMIT", ""))
+            or cls.agent_rate_limit,
             **_numbers(env),
         )
         unknown = set(overrides) - {f.name for f in fields(cls)}
@@ -241,6 +247,19 @@ def _numbers(env: Mapping[str, str]) -> dict[str, Any]:
             raise SettingsError(f"{variable} must not be negative, got {raw!r}")
         values[field_name] = value
     return values
+
+
+def _rate_limit(value: str) -> str:
+    """A limit in ``limits`` notation (``"60/minute"``), checked at start-up; empty: unset."""
+    value = value.strip()
+    if value:
+        try:
+            parse(value)
+        except ValueError as exc:
+            raise SettingsError(
+                f"CASEWARD_AGENT_RATE_LIMIT must read like '60/minute', got {value!r}"
+            ) from exc
+    return value
 
 
 def _parse_bool(value: str, name: str) -> bool:

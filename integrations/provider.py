@@ -302,6 +302,9 @@ class Targets:
     line_item_quantity: bool = False
     # Parameters beyond the common ones that this provider's actions of a kind take.
     extra_params: Mapping[ActionKind, frozenset[str]] = field(default_factory=dict)
+    # Ids that may look like another provider's (a merchant's own): a proposal must name
+    # this provider, it is never the one guessed from the target.
+    named_only: bool = False
 
     def accepts(self, kind: ActionKind, target: str) -> bool:
         pattern = self.ids.get(kind)

@@ -10,6 +10,10 @@ the skip's own reason: a PostgreSQL-only test on SQLite, a spec check without St
 published files, the browser test without chromium. A run that CI reports green has run
 every test. The terminal summary says whether sandbox answers were checked against
 Stripe's specs.
+
+The longest modules run first (:data:`LONGEST_FIRST`): pytest-xdist hands out whole
+modules in collection order, so one that starts last would keep one core busy after the
+other has finished everything else.
 """
 
 from __future__ import annotations
@@ -46,6 +50,31 @@ from app.db import Base, Database
 from app.migrations import upgrade
 from app.settings import Settings, normalise_database_url
 from integrations.stripe.sandbox import StripeSandbox
+
+# The modules that take longest, longest first (from ``pytest --durations``); every
+# other module keeps its place after them.
+LONGEST_FIRST = (
+    "tests/money_path/test_faults.py",
+    "tests/stripe_spec_selftest/test_strict_mode.py",
+    "tests/api/test_openapi_fuzz.py",
+    "tests/money_path/test_processes.py",
+    "tests/money_path/test_action_kinds.py",
+    "tests/foundation/test_secret_files.py",
+    "tests/money_path/test_seed_story.py",
+    "tests/demo/test_demo_restart.py",
+    "tests/money_path/test_storefront_chat.py",
+    "tests/widget/test_storefront_story_browser.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
+    root = config.rootpath
+
+    def place(item: pytest.Item) -> int:
+        return rank.get(item.path.relative_to(root).as_posix(), len(rank))
+
+    items.sort(key=place)  # stable: each module's tests keep their order
 
 
 @pytest.hookimpl(wrapper=True)

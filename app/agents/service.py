@@ -4,9 +4,10 @@ An agent (an automated assistant outside Caseward) reaches Caseward through the 
 server with a secret ``cwag_`` followed by 32 random bytes. The database keeps the
 secret's SHA-256 and its first characters; the secret is shown to the owner once and
 never stored or audited. A credential names one shop, the action kinds the agent may
-propose and, optionally, the most it may propose per currency. An agent proposes and
-never approves: :func:`app.approvals.service.create_proposal` reads the credential, and
-approving requires a staff member's role.
+propose, the MCP tools it may call (every tool unless the owner chose fewer) and,
+optionally, the most it may propose per currency. An agent proposes and never approves:
+:func:`app.approvals.service.create_proposal` reads the credential, and approving
+requires a staff member's role.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import Actor, ActorKind, Surface
-from app.agents.models import AgentCredential
+from app.agents.models import AgentCredential, AgentTool
+from app.approvals.models import Proposal
 from app.errors import InvalidInput, NotFound
 from app.shops.models import Shop, StaffRole
 from app.shops.service import require_role
@@ -58,10 +60,12 @@ def issue_agent_credential(
     allowed_kinds: Iterable[str],
     ceiling: Mapping[str, int] | None,
     now: datetime,
+    allowed_tools: Iterable[str] = tuple(AgentTool),
 ) -> IssuedCredential:
     """A new credential for an agent of ``shop``; only an owner may issue one."""
     require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, said("issue agent credentials"))
     kinds = _allowed_kinds(allowed_kinds)
+    tools = _allowed_tools(allowed_tools)
     secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     credential = AgentCredential(
         shop_id=shop.id,
@@ -69,6 +73,7 @@ def issue_agent_credential(
         secret_digest=token_hash(secret),
         prefix=secret[:SHOWN_PREFIX_LENGTH],
         allowed_kinds=kinds,
+        allowed_tools=tools,
         ceiling=_ceiling(ceiling),
         created_by=actor.ref,
         created_at=now,
@@ -85,6 +90,7 @@ def issue_agent_credential(
             "prefix": credential.prefix,
             "name": credential.name,
             "allowed_kinds": kinds,
+            "allowed_tools": tools,
             "ceiling": credential.ceiling,
         },
         now=now,
@@ -143,12 +149,60 @@ def list_agent_credentials(session: Session, *, shop: Shop, actor: Actor) -> lis
     )
 
 
+def proposing_agent(session: Session, proposal: Proposal) -> AgentCredential | None:
+    """The agent whose credential made ``proposal``, or None when a person or Caseward
+    made it (``proposed_by`` is ``agent:<credential id>`` for an agent's)."""
+    credential_id = _agent_id(proposal)
+    credential = session.get(AgentCredential, credential_id) if credential_id else None
+    return credential if credential is not None and credential.shop_id == proposal.shop_id else None
+
+
+def proposing_agents(
+    session: Session, proposals: Iterable[Proposal]
+) -> dict[uuid.UUID, AgentCredential]:
+    """:func:`proposing_agent` of each proposal an agent made, by proposal id, in one query."""
+    made_by = {proposal: _agent_id(proposal) for proposal in proposals}
+    wanted = {credential_id for credential_id in made_by.values() if credential_id}
+    if not wanted:
+        return {}
+    found = {
+        credential.id: credential
+        for credential in session.scalars(
+            select(AgentCredential).where(AgentCredential.id.in_(wanted))
+        )
+    }
+    return {
+        proposal.id: found[credential_id]
+        for proposal, credential_id in made_by.items()
+        if credential_id in found and found[credential_id].shop_id == proposal.shop_id
+    }
+
+
+def _agent_id(proposal: Proposal) -> uuid.UUID | None:
+    kind, _, credential_id = proposal.proposed_by.partition(":")
+    if kind != ActorKind.AGENT:
+        return None
+    try:
+        return uuid.UUID(credential_id)
+    except ValueError:
+        return None
+
+
 def _allowed_kinds(kinds: Iterable[str]) -> list[str]:
     chosen = sorted({choice(kind, "allowed_kinds", tuple(ActionKind)) for kind in kinds})
     if not chosen:
         raise InvalidInput(
             said("an agent credential must allow at least one action kind"),
             field="allowed_kinds",
+        )
+    return chosen
+
+
+def _allowed_tools(tools: Iterable[str]) -> list[str]:
+    chosen = sorted({choice(tool, "allowed_tools", tuple(AgentTool)) for tool in tools})
+    if not chosen:
+        raise InvalidInput(
+            said("an agent credential must allow at least one tool"), field="allowed_tools"
         )
     return chosen
 

@@ -52,7 +52,8 @@ PRORATIONS = ("create_prorations", "none", "always_invoice")
 
 def parse_draft(payload: Mapping[str, Any], *, targets: Mapping[str, Targets] = TARGETS) -> Draft:
     """The draft ``payload`` describes. Its provider is the one named, or else the one
-    whose ids the target has (Stripe's and Shopify's never look alike)."""
+    whose ids the target has (Stripe's and Shopify's never look alike; a provider whose
+    ids may look like anything, the merchant's own endpoint, must be named)."""
     only_keys(dict(payload), FIELDS)
     kind = _kind(payload.get("kind"))
     provider = _provider(payload, kind, targets)
@@ -109,7 +110,11 @@ def _provider(payload: Mapping[str, Any], kind: ActionKind, targets: Mapping[str
         provider = str(choice(named, "provider", tuple(targets)))
         candidates = [provider]
     else:
-        candidates = [name for name, accepted in targets.items() if kind in accepted.ids]
+        candidates = [
+            name
+            for name, accepted in targets.items()
+            if kind in accepted.ids and not accepted.named_only
+        ]
     target = payload.get("target")
     fits = [
         name

@@ -8,7 +8,9 @@ original payment method."
 
 Nothing is added that the proposal does not hold: where no order on file matches the
 refund's target, the sentence says so rather than naming one, and a line the order does not
-list is named by its id. The words come from the caller's translations (the admin
+list is named by its id. The merchant's own endpoint (provider ``merchant``) is named as
+"your own endpoint", with its own ids: what it refunds to is its own business, so its
+refund says only whose payment it is. The words come from the caller's translations (the admin
 passes its message catalogue; the default reads the English as written) and amounts
 are formatted for the caller's locale in the currency's ISO 4217 digits.
 """
@@ -83,10 +85,14 @@ class _Words:
             ("stripe", True): _("Stripe customer %(id)s"),
             ("shopify", False): _("Shopify order %(id)s"),
             ("shopify", True): _("Shopify customer %(id)s"),
+            ("merchant", False): _("payment %(id)s at your own endpoint"),
+            ("merchant", True): _("customer %(id)s at your own endpoint"),
         }.get((item.provider, item.kind in customer_kinds), "%(provider)s %(id)s")
         return noun % {"id": item.target, "provider": item.provider}
 
     def refund(self, item: Reviewable, order: OrderOnFile | None) -> str:
+        if item.provider == "merchant":
+            return self.merchant_refund(item, order)
         _ = self._t.gettext
         values = {
             "amount": self.money(item.amount, item.currency),
@@ -126,6 +132,29 @@ class _Words:
             )
         if item.params.get("notify") is True:
             clauses.append(_("and Shopify notifies the customer"))
+        return self._sentence(clauses, item)
+
+    def merchant_refund(self, item: Reviewable, order: OrderOnFile | None) -> str:
+        """A refund the merchant's endpoint makes: of its payment, to its customer."""
+        _ = self._t.gettext
+        values = {
+            "amount": self.money(item.amount, item.currency),
+            "target": self.target(item),
+            "customer": item.customer_ref or "",
+        }
+        if item.customer_ref:
+            sentence = _("Refund %(amount)s of %(target)s to its customer %(customer)s")
+        else:
+            sentence = _(
+                "Refund %(amount)s of %(target)s (the case's customer is not linked there)"
+            )
+        clauses = [sentence % values]
+        if order is not None:
+            clauses.append(_("which paid order %(order)s") % {"order": order.name})
+        if item.line_items:
+            clauses.append(
+                _("for %(lines)s") % {"lines": self._lines(item.line_items, order, item.currency)}
+            )
         return self._sentence(clauses, item)
 
     def _lines(

@@ -17,7 +17,7 @@ Callers commit, and only then enqueue the returned action.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
@@ -28,6 +28,7 @@ from app.actors import DRAFTER, WORKER, Actor, ActorKind, Surface, system_actor
 from app.agents.models import AgentCredential
 from app.approvals.digest import digest_of
 from app.approvals.models import Approval, Proposal, ProposalStatus
+from app.cases.merchant_link import explained, link_merchant_customer
 from app.cases.models import Case, CaseStatus
 from app.cases.service import get_case
 from app.errors import Conflict, Forbidden, NotFound
@@ -41,6 +42,8 @@ from app.settings import Settings
 from app.shops.models import Shop, StaffRole
 from app.shops.service import current_policy, require_role
 from app.words import Code, Sentence, said
+from integrations.merchant_endpoint.adapter import NAME as MERCHANT
+from integrations.merchant_endpoint.adapter import CustomerDirectory
 from integrations.provider import ProviderAdapter
 
 # What a person can do next when a proposal is not in the state a request needs.
@@ -356,7 +359,7 @@ def _apply(
 ) -> ProposalResult:
     """Check ``draft``, write it into ``proposal`` with its verdict and digest, record it,
     and let an explicit shop policy approve it when it says so."""
-    evaluation = _evaluate(session, shop, case, proposal, draft, adapter, now)
+    evaluation = _evaluate(session, shop, case, proposal, draft, adapter, actor, now)
     verdict = evaluation.verdict
     proposal.kind = draft.kind.value
     proposal.provider = draft.provider
@@ -400,9 +403,17 @@ def _evaluate(
     proposal: Proposal,
     draft: Draft,
     adapter: ProviderAdapter,
+    actor: Actor,
     now: datetime,
 ) -> Evaluation:
-    return evaluate_draft(
+    # The merchant's own endpoint knows the case's customer only by an id of its own:
+    # learn it by their verified email before the checks bind the proposal to it.
+    lookup = (
+        link_merchant_customer(session, case=case, directory=adapter, actor=actor, now=now)
+        if draft.provider == MERCHANT and isinstance(adapter, CustomerDirectory)
+        else None
+    )
+    evaluation = evaluate_draft(
         session,
         shop=shop,
         case=case,
@@ -412,6 +423,9 @@ def _evaluate(
         adapter=adapter,
         now=now,
     )
+    if lookup is None:
+        return evaluation
+    return replace(evaluation, verdict=explained(evaluation.verdict, lookup))
 
 
 def _auto_approve(

@@ -23,13 +23,17 @@ class Customer(Base):
     name: Mapped[str | None] = mapped_column(String(255))
     stripe_customer_id: Mapped[str | None] = mapped_column(String(255))
     shopify_customer_id: Mapped[str | None] = mapped_column(String(255))
+    # The customer's id at the merchant's own endpoint (the ``merchant`` provider).
+    merchant_customer_id: Mapped[str | None] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     def identity_at(self, provider: str) -> str | None:
         """The customer's own id at ``provider``: the only owner money may reach."""
-        return {"stripe": self.stripe_customer_id, "shopify": self.shopify_customer_id}.get(
-            provider
-        )
+        return {
+            "stripe": self.stripe_customer_id,
+            "shopify": self.shopify_customer_id,
+            "merchant": self.merchant_customer_id,
+        }.get(provider)
 
 
 class Order(Base):

@@ -26,5 +26,7 @@ class Connection(Base):
     key_hint: Mapped[str] = mapped_column(String(64))
     # The secret the provider signs webhooks with for this connection.
     encrypted_webhook_secret: Mapped[bytes | None] = mapped_column(LargeBinary)
+    # Where a merchant's own endpoint takes Caseward's requests (the ``merchant`` provider).
+    endpoint_url: Mapped[str | None] = mapped_column(String(255))
     created_by: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,4 +1,10 @@
-"""One row per drafting run of a case: who drafted, what it cost, and what came of it."""
+"""One row per drafting run of a case: who drafted, what it cost, and what came of it.
+
+Caseward's drafter sends its checked reply at once (the chat) or offers it to a helpdesk
+agent in a note; an outside agent's reply (the MCP ``draft_reply`` tool) is kept here
+instead, checked, for a person to send: ``reply`` holds it and ``agent_id`` names the
+agent's credential. Caseward never sends such a reply itself.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,8 @@ from app.db import Base, UTCDateTime
 
 class CaseDraftRecord(Base):
     """A drafting run. Token counts come from the model's own usage fields (zero for the
-    offline rules); ``summary`` is for staff and is erased with the case's text."""
+    offline rules and for agents); ``summary`` is for staff and is erased with the case's
+    text."""
 
     __tablename__ = "case_drafts"
 
@@ -28,6 +35,9 @@ class CaseDraftRecord(Base):
     # Why the model's answer was not used, or why its proposal or reply was refused.
     failure: Mapped[str | None] = mapped_column(Text)
     proposal_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("proposals.id"))
+    # An agent's checked reply, waiting for a person to send it; None for the drafter's.
+    reply: Mapped[str | None] = mapped_column(Text)
+    agent_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("agent_credentials.id"))
     input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     output_tokens: Mapped[int] = mapped_column(Integer, default=0)
     cache_read_tokens: Mapped[int] = mapped_column(Integer, default=0)

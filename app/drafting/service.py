@@ -18,6 +18,12 @@ The sequence (the job in :mod:`app.drafting.jobs` runs it for the newest custome
      (:func:`~app.conversations.replies.check_reply`); a reply that claims more is
      replaced by a neutral one, and the refusal is recorded;
 4. the caller commits, then queues the action when the shop's policy approved it.
+
+An outside agent (the MCP ``draft_reply`` tool) drafts only a reply:
+:func:`keep_agent_reply` checks it the same way against the case's actions and open
+proposals, refuses it naming every claim that goes beyond them, and otherwise keeps it as
+a drafting run marked with the agent's credential, for a person to send. It is never
+sent by Caseward.
 """
 
 from __future__ import annotations
@@ -31,13 +37,15 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import DRAFTER, Actor
+from app.agents.models import AgentCredential
+from app.agents.service import agent_actor
 from app.approvals.models import Proposal, ProposalStatus
 from app.approvals.service import ProposalResult, create_proposal
 from app.cases.models import Case, CaseStatus, Customer, Order
 from app.conversations.linking import Linking, link_order
 from app.conversations.models import Author, Conversation, Message
-from app.conversations.replies import check_reply
-from app.conversations.service import add_reply, messages_of
+from app.conversations.replies import check_reply, refused_reply
+from app.conversations.service import MAX_MESSAGE, add_reply, messages_of
 from app.drafting.brief import (
     ActionBrief,
     CaseBrief,
@@ -62,6 +70,7 @@ from app.settings import Settings
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy
+from app.validation import text
 from app.words import said
 from integrations.provider import ActionKind
 
@@ -252,7 +261,10 @@ def apply_draft(
             if proposal is None:
                 reply = NEUTRAL_REPLY
     if draft.step.value == "needs_person" or refusal is not None:
-        hand_to_person(session, case=case, actor=DRAFTER, now=now, why=refusal or draft.summary)
+        # Never the drafter's own words: the reason is sealed into the audit chain, which
+        # erasure cannot blank, and a summary may quote the customer.
+        why = refusal or "the drafter asked for one; its summary is on the case page"
+        hand_to_person(session, case=case, actor=DRAFTER, now=now, why=why)
     proposed = (
         [Money(proposal.proposal.amount, proposal.proposal.currency)]
         if proposal and proposal.proposal.amount and proposal.proposal.currency
@@ -525,13 +537,76 @@ def reply_facts(session: Session, case: Case) -> tuple[list[ActionBrief], list[M
 
 
 def latest_draft(session: Session, case: Case) -> CaseDraftRecord | None:
-    """The case's newest drafting run: its summary for staff, and what was refused."""
+    """The case's newest run of Caseward's drafter: its summary for staff, and what was
+    refused."""
     return session.scalars(
         select(CaseDraftRecord)
-        .where(CaseDraftRecord.shop_id == case.shop_id, CaseDraftRecord.case_id == case.id)
+        .where(
+            CaseDraftRecord.shop_id == case.shop_id,
+            CaseDraftRecord.case_id == case.id,
+            CaseDraftRecord.agent_id.is_(None),
+        )
         .order_by(CaseDraftRecord.created_at.desc())
         .limit(1)
     ).first()
+
+
+AGENT_DRAFTER = "agent"
+
+
+def keep_agent_reply(
+    session: Session, *, case: Case, agent: AgentCredential, body: object, now: datetime
+) -> CaseDraftRecord:
+    """An agent's reply to the customer of ``case``, kept for a person to send. Refused
+    (nothing kept) when it claims a state no action of the case is in, as the provider
+    reported it, or names an amount neither an action's nor one under review."""
+    reply = str(text(body, "text", max_length=MAX_MESSAGE, multiline=True, required=True))
+    facts, proposed = reply_facts(session, case)
+    problems = check_reply(reply, actions=facts, proposed=proposed)
+    if problems:
+        raise InvalidInput(refused_reply(problems), field="text", code="reply_refused")
+    record = CaseDraftRecord(
+        id=uuid.uuid4(),
+        shop_id=case.shop_id,
+        case_id=case.id,
+        drafter=AGENT_DRAFTER,
+        next_step="answer",
+        summary="",
+        reply=reply,
+        agent_id=agent.id,
+        created_at=now,
+    )
+    session.add(record)
+    session.flush()
+    audit.record(
+        session,
+        shop_id=case.shop_id,
+        kind="case.reply_drafted",
+        actor=agent_actor(agent),
+        case_id=case.id,
+        # The draft's id, never its words: the chain holds no text meant for a customer.
+        data={"draft_id": str(record.id)},
+        now=now,
+    )
+    return record
+
+
+def agent_replies(
+    session: Session, case: Case, limit: int = 5
+) -> list[tuple[CaseDraftRecord, AgentCredential]]:
+    """The newest replies agents drafted for ``case``, each with the agent's credential."""
+    rows = session.execute(
+        select(CaseDraftRecord, AgentCredential)
+        .join(AgentCredential, AgentCredential.id == CaseDraftRecord.agent_id)
+        .where(
+            CaseDraftRecord.shop_id == case.shop_id,
+            CaseDraftRecord.case_id == case.id,
+            AgentCredential.shop_id == case.shop_id,
+        )
+        .order_by(CaseDraftRecord.created_at.desc())
+        .limit(limit)
+    )
+    return [(record, credential) for record, credential in rows]
 
 
 def why_not_proposable(brief: CaseBrief, conversation: Conversation, order: str) -> str | None:

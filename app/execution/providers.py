@@ -2,8 +2,9 @@
 
 Stripe's credential is the shop's stored restricted key (:class:`Connection`); Shopify's
 is the app's offline token for the shop (:class:`ShopifyInstall`), refreshed before use
-under the install's row lock (:func:`app.shopify.install.usable_token`). Adding a provider
-touches ``integrations/``, :data:`TARGETS` and the factory below.
+under the install's row lock (:func:`app.shopify.install.usable_token`); the merchant's
+own endpoint's are its URL and signing secrets (:mod:`app.connections.merchant`). Adding
+a provider touches ``integrations/``, :data:`TARGETS` and the factory below.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import uuid
 from datetime import datetime
 from typing import Protocol
 
+import httpx
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.clock import utcnow
+from app.connections.merchant import MERCHANT, signing_secrets
 from app.connections.models import Connection
 from app.crypto import SecretBox
 from app.errors import Forbidden
@@ -24,6 +27,8 @@ from app.settings import Settings
 from app.shopify.install import usable_token
 from app.shops.models import Shop
 from app.words import said
+from integrations.merchant_endpoint.adapter import TARGETS as MERCHANT_TARGETS
+from integrations.merchant_endpoint.adapter import MerchantEndpointAdapter, merchant_http_client
 from integrations.provider import ProviderAdapter, Targets
 from integrations.shopify.adapter import TARGETS as SHOPIFY_TARGETS
 from integrations.shopify.adapter import ShopifyAdapter
@@ -33,7 +38,11 @@ from integrations.stripe.adapter import TARGETS as STRIPE_TARGETS
 from integrations.stripe.adapter import StripeAdapter
 
 # What each provider's actions may name; a proposal's provider is one of these.
-TARGETS: dict[str, Targets] = {"stripe": STRIPE_TARGETS, "shopify": SHOPIFY_TARGETS}
+TARGETS: dict[str, Targets] = {
+    "stripe": STRIPE_TARGETS,
+    "shopify": SHOPIFY_TARGETS,
+    MERCHANT: MERCHANT_TARGETS,
+}
 
 # Refreshing a Shopify token failed for good: the grant is gone until the next admin visit.
 _LOST_GRANT = frozenset({"invalid_grant", "refresh_token_expired", "invalid_client"})
@@ -52,9 +61,10 @@ def _stripe(settings: Settings, connection: Connection, secret: str) -> Provider
     )
 
 
-class _ShopifyAdapters:
-    """Adapters for installed shops, on one :class:`ShopifyAuth` (one HTTP client) made
-    on first use, so processes that never touch Shopify never build it."""
+class ShopifyTokens:
+    """A shop's usable offline token, on one :class:`ShopifyAuth` (one HTTP client) made on
+    first use, so processes that never touch Shopify never build it. The money path's
+    adapters and the history audit's readers both hold the token this way."""
 
     def __init__(self, settings: Settings, box: SecretBox) -> None:
         self._settings = settings
@@ -79,7 +89,10 @@ class _ShopifyAdapters:
                 )
             return self._auth
 
-    def adapter(self, session: Session, shop_id: uuid.UUID) -> ProviderAdapter:
+    def token(self, session: Session, shop_id: uuid.UUID) -> tuple[Shop, ShopifyAuth, str]:
+        """The installed shop, the shared auth (its HTTP client) and the token, refreshed
+        first when it is about to expire; :class:`Forbidden` (``not_connected``) when the
+        app is not installed or Shopify no longer accepts the grant."""
         shop = session.get(Shop, shop_id)
         if shop is None or shop.uninstalled_at is not None:
             raise Forbidden(said("the app is not installed in this shop"), code="not_connected")
@@ -104,7 +117,33 @@ class _ShopifyAdapters:
                     code="not_connected",
                 ) from exc
             raise  # a network or server failure: the job fails and is tried again
-        return ShopifyAdapter(shop.domain, token.token, http_client=auth.http_client)
+        return shop, auth, token.token
+
+
+class _MerchantAdapters:
+    """Adapters for shops' own endpoints, made per use (a rotation takes effect at once)
+    on one HTTP client made on first use."""
+
+    def __init__(self, settings: Settings, box: SecretBox) -> None:
+        self._timeout = settings.provider_timeout_seconds
+        self._box = box
+        self._client: httpx.Client | None = None
+        self._lock = threading.Lock()
+
+    def adapter(self, connection: Connection) -> ProviderAdapter:
+        if connection.endpoint_url is None:
+            raise Forbidden(
+                said("the shop has no %(provider)s connection", provider=MERCHANT),
+                code="not_connected",
+            )
+        with self._lock:
+            if self._client is None:
+                self._client = merchant_http_client(self._timeout)
+        return MerchantEndpointAdapter(
+            connection.endpoint_url,
+            signing_secrets(connection, self._box),
+            http_client=self._client,
+        )
 
 
 def connection_adapters(
@@ -114,23 +153,28 @@ def connection_adapters(
 
     With ``reuse`` (one worker process, one thread) a Stripe adapter and its HTTP
     connection are kept per connection version, so consecutive jobs skip decryption and
-    a new TCP connection; a re-saved connection gets a new adapter. Shopify adapters
-    are made per use (the token may have been refreshed) on one shared HTTP client.
+    a new TCP connection; a re-saved connection gets a new adapter. Shopify and merchant
+    endpoint adapters are made per use (the token may have been refreshed, the signing
+    secret rotated), each provider's on one shared HTTP client.
     """
     kept: dict[tuple[uuid.UUID, datetime], ProviderAdapter] = {}
-    shopify = _ShopifyAdapters(settings, box)
+    shopify = ShopifyTokens(settings, box)
+    merchant = _MerchantAdapters(settings, box)
 
     def factory(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
         if provider == "shopify":
-            return shopify.adapter(session, shop_id)
+            shop, auth, token = shopify.token(session, shop_id)
+            return ShopifyAdapter(shop.domain, token, http_client=auth.http_client)
         connection = session.scalars(
             select(Connection).where(Connection.shop_id == shop_id, Connection.provider == provider)
         ).one_or_none()
-        if connection is None or provider != "stripe":
+        if connection is None or provider not in ("stripe", MERCHANT):
             raise Forbidden(
                 said("the shop has no %(provider)s connection", provider=provider),
                 code="not_connected",
             )
+        if provider == MERCHANT:
+            return merchant.adapter(connection)
         version = (connection.id, connection.created_at)
         if reuse and version in kept:
             return kept[version]

@@ -14,6 +14,9 @@
   database every ``audit_checkpoint_interval_seconds``.
 * A shop with messages to helpdesk customers not yet posted (status updates, staff
   replies) gets a delivery job on the background queue.
+* A history scan that is queued, or running but silent too long (its worker died), gets
+  a job on the background queue and resumes from its cursors
+  (:func:`app.history_audit.jobs.scans_to_resume`).
 
 Run it as ``python -m app.execution.sweeper`` (the Procfile does).
 """
@@ -44,6 +47,7 @@ from app.execution.queueing import (
 )
 from app.execution.status import escalate, mark_unknown
 from app.helpdesk.delivery import shops_with_pending
+from app.history_audit.jobs import enqueue_scan, scans_to_resume
 from app.queue import connect_redis
 from app.words import said, said_n
 
@@ -60,6 +64,7 @@ class SweepReport:
     reconciling: list[str] = field(default_factory=list)
     refreshing: list[str] = field(default_factory=list)
     delivering: list[str] = field(default_factory=list)
+    resuming_scans: list[str] = field(default_factory=list)
 
 
 def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
@@ -102,6 +107,7 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
             str(path) for path in write_due_checkpoints(session, ctx.settings, now)
         ]
         replying = shops_with_pending(session)
+        resuming = scans_to_resume(session, now)
     # Enqueue only after the transactions above have committed.
     for action_id in queued:
         if enqueue_execution(queue, action_id):
@@ -118,6 +124,9 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
     for shop_id in replying:
         if enqueue_helpdesk_delivery(background, shop_id):
             report.delivering.append(str(shop_id))
+    for scan in resuming:
+        if enqueue_scan(background, scan):
+            report.resuming_scans.append(str(scan.id))
     return report
 
 

@@ -8,6 +8,7 @@ provider call. The cost is linear in the provider's records and our actions.
 """
 
 from app.guard._common import ALLOWED_PARAMS
+from app.guard._context import MONEY_KINDS, describe_period, moved_money
 from app.guard.checks import evaluate
 from app.guard.identity import IdentityLevel
 from app.guard.policy import (
@@ -33,6 +34,7 @@ __all__ = [
     "ALLOWED_PARAMS",
     "DEFAULT_DUPLICATE_WINDOW",
     "DEFAULT_MAX_PERCENT_OFF",
+    "MONEY_KINDS",
     "CapRule",
     "CheckName",
     "CheckResult",
@@ -47,5 +49,7 @@ __all__ = [
     "ProposedAction",
     "ShopSwitches",
     "Verdict",
+    "describe_period",
     "evaluate",
+    "moved_money",
 ]

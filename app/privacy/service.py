@@ -2,37 +2,85 @@
 
 Where a customer's personal data lives in Caseward, and what erasure does to it:
 
-- ``customers``: email and name are set to nothing; the provider ids stay (the books
-  need them to match refunds to payments).
-- ``cases``: subject and request text are replaced by :data:`ERASED`.
+- ``customers``: email and name are set to nothing; the provider ids (Stripe, Shopify,
+  the merchant's endpoint) stay: the books need them to match refunds to payments.
+- ``conversations`` linked to the customer (verified as them, or the source of one of
+  their cases): the step offered for their choice and their locale are cleared.
+  The channel's ids, the identity level, how and when it was established, and
+  ``storefront_customer_ref`` (the Shopify customer id, kept like the customer's own,
+  which also keeps the chat closed to any other login) stay.
+- ``conversation_participants`` of those conversations: email and name are set to
+  nothing; refs (actor refs and channel ids) stay.
+- ``conversation_messages`` of those conversations: every body becomes :data:`ERASED`
+  (the customer's words, and our replies, which answer and may repeat them) and the
+  composed sentence is cleared; the author, the channel's message id (so a helpdesk
+  redelivering an old message still finds it kept), the action and status a message
+  reported, and the times stay.
+- ``verification_codes`` hold only an HMAC of a random code, the order's id and times:
+  kept.
+- ``cases``: the customer's, and every case their conversations fed (one opened before
+  the shopper proved who they were names no customer): subject and request text
+  become :data:`ERASED`.
+- ``case_drafts`` of those cases: the staff summary and an agent's drafted reply become
+  :data:`ERASED`; the drafter, the next step, token counts and Caseward's own failure
+  reasons stay.
 - ``provider_events``: raw webhook payloads that name the customer become
-  ``{"erased": true}``.
+  ``{"erased": true}``. Gorgias calls hold only ticket and message ids (their job reads
+  the ticket id) and agents' commands the agent's email: neither names the customer.
 - ``data_exports``: earlier exports of their data are deleted.
 - Orders, proposals, actions and attempts hold no personal data (amounts, currencies,
   provider ids, statuses) and are kept.
 - The audit chain holds none either (ids, amounts, codes, statuses; never a customer's
   words or contact details), so it is kept whole and still verifies.
 
+The sequence of an erasure, in the caller's transaction: the stored payloads are
+searched for the customers in one pass; every conversation, message, participant, case
+and draft linked to any of them is blanked by set-based UPDATEs, never row by row; the
+customers themselves are blanked and their exports deleted; one ``customer.erased``
+event each records what was reached, in counts. A shop's erasure (``shop/redact``)
+blanks every conversation, case, draft and payload of the shop, those of shoppers who
+never said who they were included.
+
+An export holds the customer's contact details and provider ids, their orders, their
+conversations (channel, identity level and how it was established, every message with
+its author and time) and their cases (actions, and replies drafted for a person to
+send), as found through the same links.
+
 So the books still balance after an erasure (every refund, its amount, approvals and
 provider status), the chain still verifies (nothing in it changed), and nothing left
-names the person. Each erasure and each export is itself audited, by ids only.
+names the person. Each erasure and each export is itself audited, by ids and counts
+only.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CursorResult, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    Subquery,
+    and_,
+    delete,
+    func,
+    null,
+    or_,
+    select,
+    union,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import Actor
 from app.cases.models import Case, Customer, Order
+from app.conversations.models import Conversation, Message, Participant
 from app.crypto import SecretBox
+from app.drafting.models import CaseDraftRecord
 from app.execution.models import Action, ProviderEvent
 from app.privacy.models import DataExport
 from app.shops.models import Shop
@@ -64,53 +112,186 @@ def erase_customers(
     request_ref: str,
     actor: Actor,
     now: datetime,
-    payloads: bool = True,
 ) -> int:
-    """Erase what identifies each customer (see the list above); returns how many.
-
-    ``payloads=False`` leaves stored webhook payloads to the caller (a shop's erasure
-    blanks them all at once rather than searching them for each customer)."""
-    erased_events = _erase_payloads(session, shop, customers) if payloads else {}
-    for customer in customers:
-        erased_cases: CursorResult[Any] = session.execute(  # type: ignore[assignment]
-            update(Case)
-            .where(Case.customer_id == customer.id)
-            .values(subject=ERASED, request_text=ERASED)
-        )
-        cases = erased_cases.rowcount
-        _delete_exports(session, shop, customer)
-        customer.email, customer.name = None, None
-        audit.record(
-            session,
-            shop_id=shop.id,
-            kind="customer.erased",
-            actor=actor,
-            data={
-                "customer_id": str(customer.id),
-                "request": request_ref,
-                "cases": cases,
-                "provider_events": erased_events.get(customer.id, 0),
-            },
-            now=now,
-        )
-    session.flush()
-    return len(customers)
+    """Erase what identifies each customer (see the list above); returns how many."""
+    if not customers:
+        return 0
+    ids = [customer.id for customer in customers]
+    whose = and_(Customer.shop_id == shop.id, Customer.id.in_(ids))
+    erased_events = _erase_payloads(session, shop, customers)
+    conversations, cases = _linked(shop.id, whose)
+    _blank(
+        session,
+        conversations=Conversation.id.in_(select(conversations.c.conversation_id)),
+        cases=Case.id.in_(select(cases.c.case_id)),
+    )
+    _forget(
+        session,
+        shop,
+        ids,
+        whose,
+        conversations=conversations,
+        cases=cases,
+        provider_events=erased_events,
+        request_ref=request_ref,
+        actor=actor,
+        now=now,
+    )
+    return len(ids)
 
 
 def erase_shop(
     session: Session, shop: Shop, *, request_ref: str, actor: Actor, now: datetime
 ) -> int:
-    """Everything that identifies any of the shop's customers, every payload included."""
-    customers = list(session.scalars(select(Customer).where(Customer.shop_id == shop.id)))
-    erased = erase_customers(
-        session, shop, customers, request_ref=request_ref, actor=actor, now=now, payloads=False
+    """Everything that identifies any of the shop's customers, or any shopper who wrote
+    to it: every conversation, case, draft and payload of the shop."""
+    ids = list(session.scalars(select(Customer.id).where(Customer.shop_id == shop.id)))
+    whose = Customer.shop_id == shop.id
+    conversations, cases = _linked(shop.id, whose)
+    _blank(session, conversations=Conversation.shop_id == shop.id, cases=Case.shop_id == shop.id)
+    _forget(
+        session,
+        shop,
+        ids,
+        whose,
+        conversations=conversations,
+        cases=cases,
+        provider_events={},
+        request_ref=request_ref,
+        actor=actor,
+        now=now,
     )
     session.execute(
         update(ProviderEvent)
         .where(ProviderEvent.shop_id == shop.id)
         .values(payload={"erased": True})
     )
-    return erased
+    return len(ids)
+
+
+def _linked(shop_id: uuid.UUID, whose: ColumnElement[bool]) -> tuple[Subquery, Subquery]:
+    """What belongs to the customers ``whose`` selects, as ``(customer_id,
+    conversation_id)`` and ``(customer_id, case_id)`` rows: the conversations verified as
+    them or that one of their cases came from, and their cases with every case those
+    conversations fed (one opened before the shopper proved who they were has no
+    customer)."""
+    customer_ids = select(Customer.id).where(whose)
+    conversations = union(
+        select(
+            Conversation.customer_id.label("customer_id"),
+            Conversation.id.label("conversation_id"),
+        ).where(Conversation.shop_id == shop_id, Conversation.customer_id.in_(customer_ids)),
+        select(Case.customer_id, Case.conversation_id).where(
+            Case.shop_id == shop_id,
+            Case.customer_id.in_(customer_ids),
+            Case.conversation_id.is_not(None),
+        ),
+    ).subquery()
+    cases = union(
+        select(Case.customer_id.label("customer_id"), Case.id.label("case_id")).where(
+            Case.shop_id == shop_id, Case.customer_id.in_(customer_ids)
+        ),
+        select(conversations.c.customer_id, Case.id).join(
+            Case, Case.conversation_id == conversations.c.conversation_id
+        ),
+    ).subquery()
+    return conversations, cases
+
+
+def _blank(
+    session: Session, *, conversations: ColumnElement[bool], cases: ColumnElement[bool]
+) -> None:
+    """Blank the words and contact details held with the conversations and cases the
+    conditions select (see the list above); ids, statuses and times stay."""
+    conversation_ids = select(Conversation.id).where(conversations)
+    case_ids = select(Case.id).where(cases)
+    # ``updated_at`` is set to itself: an erasure is no activity in the conversation or
+    # the case, and their times stay.
+    session.execute(
+        update(Conversation)
+        .where(conversations)
+        .values(pending_step=null(), locale=None, updated_at=Conversation.updated_at)
+    )
+    session.execute(
+        update(Participant)
+        .where(Participant.conversation_id.in_(conversation_ids))
+        .values(email=None, name=None)
+    )
+    session.execute(
+        update(Message)
+        .where(Message.conversation_id.in_(conversation_ids))
+        .values(body=ERASED, sentence=null())
+    )
+    session.execute(
+        update(Case)
+        .where(cases)
+        .values(subject=ERASED, request_text=ERASED, updated_at=Case.updated_at)
+    )
+    # An agent's draft has no summary and the drafter's no reply: those stay empty.
+    session.execute(
+        update(CaseDraftRecord)
+        .where(CaseDraftRecord.case_id.in_(case_ids), CaseDraftRecord.summary != "")
+        .values(summary=ERASED)
+    )
+    session.execute(
+        update(CaseDraftRecord)
+        .where(CaseDraftRecord.case_id.in_(case_ids), CaseDraftRecord.reply.is_not(None))
+        .values(reply=ERASED)
+    )
+
+
+def _forget(
+    session: Session,
+    shop: Shop,
+    ids: Sequence[uuid.UUID],
+    whose: ColumnElement[bool],
+    *,
+    conversations: Subquery,
+    cases: Subquery,
+    provider_events: Mapping[uuid.UUID, int],
+    request_ref: str,
+    actor: Actor,
+    now: datetime,
+) -> None:
+    """Blank the customers themselves, delete their exports, and audit each erasure
+    with what it reached, in counts."""
+    conversation_counts = _per_customer(
+        session,
+        select(conversations.c.customer_id, func.count()).group_by(conversations.c.customer_id),
+    )
+    message_counts = _per_customer(
+        session,
+        select(conversations.c.customer_id, func.count())
+        .select_from(conversations)
+        .join(Message, Message.conversation_id == conversations.c.conversation_id)
+        .group_by(conversations.c.customer_id),
+    )
+    case_counts = _per_customer(
+        session, select(cases.c.customer_id, func.count()).group_by(cases.c.customer_id)
+    )
+    session.execute(update(Customer).where(whose).values(email=None, name=None))
+    _delete_exports(session, shop, ids)
+    for customer_id in ids:
+        audit.record(
+            session,
+            shop_id=shop.id,
+            kind="customer.erased",
+            actor=actor,
+            data={
+                "customer_id": str(customer_id),
+                "request": request_ref,
+                "cases": case_counts.get(customer_id, 0),
+                "conversations": conversation_counts.get(customer_id, 0),
+                "messages": message_counts.get(customer_id, 0),
+                "provider_events": provider_events.get(customer_id, 0),
+            },
+            now=now,
+        )
+    session.flush()
+
+
+def _per_customer(session: Session, counts: Select[uuid.UUID | None, int]) -> dict[uuid.UUID, int]:
+    return {customer_id: count for customer_id, count in session.execute(counts) if customer_id}
 
 
 def export_customers(
@@ -128,7 +309,7 @@ def export_customers(
         "shop": shop.domain,
         "request": request_ref,
         "created_at": now.isoformat(),
-        "customers": [_customer_record(session, customer) for customer in customers],
+        "customers": [_customer_record(session, shop, customer) for customer in customers],
     }
     export = DataExport(
         id=uuid.uuid4(),
@@ -155,14 +336,25 @@ def export_customers(
     return export
 
 
-def _customer_record(session: Session, customer: Customer) -> dict[str, Any]:
-    cases = session.scalars(select(Case).where(Case.customer_id == customer.id))
+def _customer_record(session: Session, shop: Shop, customer: Customer) -> dict[str, Any]:
+    linked_conversations, linked_cases = _linked(shop.id, Customer.id == customer.id)
+    conversations = session.scalars(
+        select(Conversation)
+        .where(Conversation.id.in_(select(linked_conversations.c.conversation_id)))
+        .order_by(Conversation.created_at, Conversation.id)
+    )
+    cases = session.scalars(
+        select(Case)
+        .where(Case.id.in_(select(linked_cases.c.case_id)))
+        .order_by(Case.created_at, Case.id)
+    )
     orders = session.scalars(select(Order).where(Order.customer_id == customer.id))
     return {
         "email": customer.email,
         "name": customer.name,
         "stripe_customer_id": customer.stripe_customer_id,
         "shopify_customer_id": customer.shopify_customer_id,
+        "merchant_customer_id": customer.merchant_customer_id,
         "orders": [
             {
                 "name": o.name,
@@ -171,6 +363,9 @@ def _customer_record(session: Session, customer: Customer) -> dict[str, Any]:
                 "created_at": _iso(o.created_at),
             }
             for o in orders
+        ],
+        "conversations": [
+            _conversation_record(session, conversation) for conversation in conversations
         ],
         "cases": [
             {
@@ -188,8 +383,39 @@ def _customer_record(session: Session, customer: Customer) -> dict[str, Any]:
                     }
                     for a in session.scalars(select(Action).where(Action.case_id == case.id))
                 ],
+                "drafted_replies": [
+                    {"drafter": d.drafter, "reply": d.reply, "created_at": _iso(d.created_at)}
+                    for d in session.scalars(
+                        select(CaseDraftRecord)
+                        .where(
+                            CaseDraftRecord.case_id == case.id,
+                            CaseDraftRecord.reply.is_not(None),
+                        )
+                        .order_by(CaseDraftRecord.created_at)
+                    )
+                ],
             }
             for case in cases
+        ],
+    }
+
+
+def _conversation_record(session: Session, conversation: Conversation) -> dict[str, Any]:
+    messages = session.scalars(
+        select(Message)
+        .where(Message.conversation_id == conversation.id)
+        .order_by(Message.created_at, Message.id)
+    )
+    return {
+        "channel": conversation.channel,
+        "created_at": _iso(conversation.created_at),
+        "identity": {
+            "level": conversation.identity_level,
+            "method": conversation.identity_method,
+            "established_at": _iso(conversation.identity_at),
+        },
+        "messages": [
+            {"author": m.author, "body": m.body, "created_at": _iso(m.created_at)} for m in messages
         ],
     }
 
@@ -237,15 +463,21 @@ def _names(value: Any, shopify_id: str, email: str) -> bool:
     return bool(email) and isinstance(value, str) and value.lower() == email
 
 
-def _delete_exports(session: Session, shop: Shop, customer: Customer) -> None:
-    exports = session.scalars(select(DataExport).where(DataExport.shop_id == shop.id))
-    for export in exports:
-        if str(customer.id) in export.customer_ids:
-            session.delete(export)
+def _delete_exports(session: Session, shop: Shop, ids: Sequence[uuid.UUID]) -> None:
+    erased = {str(customer_id) for customer_id in ids}
+    naming = [
+        export_id
+        for export_id, customer_ids in session.execute(
+            select(DataExport.id, DataExport.customer_ids).where(DataExport.shop_id == shop.id)
+        )
+        if erased.intersection(customer_ids)
+    ]
+    if naming:
+        session.execute(delete(DataExport).where(DataExport.id.in_(naming)))
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat()
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
 
 
 # Shopify's mandatory privacy topics, answered from the stored (verified) webhook.

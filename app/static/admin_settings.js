@@ -92,6 +92,44 @@
     });
   }
 
+  // Agents: the new credential's secret is shown here once; revoking takes effect at once.
+  for (const form of document.querySelectorAll("form.agent-issue")) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const output = form.querySelector("output");
+      const ceiling = form.elements.ceiling.value.trim();
+      const limits = ceiling ? minorUnits(ceiling) : null;
+      if (ceiling && limits === null) {
+        output.textContent = form.dataset.badCeiling;
+        return;
+      }
+      const checked = (name) =>
+        [...form.querySelectorAll(`input[name="${name}"]:checked`)].map((box) => box.value);
+      const body = {
+        name: form.elements.name.value,
+        allowed_kinds: checked("allowed_kinds"),
+        allowed_tools: checked("allowed_tools"),
+        ceiling: limits,
+      };
+      const answer = await send("POST", form.dataset.url, body, output);
+      if (!answer) return;
+      output.textContent = form.dataset.secret;
+      const secret = form.querySelector(".agent-secret");
+      secret.textContent = answer.secret;
+      secret.hidden = false;
+    });
+  }
+
+  for (const form of document.querySelectorAll("form.agent-revoke")) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      if (await send("DELETE", form.dataset.url, undefined, form.querySelector("output"))) {
+        done(form);
+        form.querySelector("button").disabled = true;
+      }
+    });
+  }
+
   // A download needs the session token too, so it is fetched, then saved from memory.
   for (const button of document.querySelectorAll("button.export")) {
     button.addEventListener("click", async () => {

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from flask import Flask
 
-from app.web import admin_pages, admin_settings  # noqa: F401  (routes on the admin's blueprint)
+from app.web import (  # noqa: F401  (routes on the admin's blueprint)
+    admin_history,
+    admin_pages,
+    admin_settings,
+)
 from app.web.api import bp as api_bp
 from app.web.health import bp as health_bp
 from app.web.helpdesk import bp as helpdesk_bp

@@ -30,6 +30,8 @@ from flask import Flask, current_app, g, render_template, request
 from flask.blueprints import BlueprintSetupState
 from sqlalchemy import select
 
+from app.agents.models import AgentCredential
+from app.agents.service import proposing_agents
 from app.approvals.in_words import describe_action
 from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.audit import AuditEvent, ChainReport, verify_chain
@@ -46,7 +48,7 @@ from app.cases.service import CaseFile, case_audit, case_file
 from app.conversations.linking import Linking
 from app.conversations.service import conversation_of, messages_of
 from app.db import request_session
-from app.drafting.service import brief_for, latest_draft
+from app.drafting.service import agent_replies, brief_for, latest_draft
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.guard import IdentityLevel
@@ -119,6 +121,8 @@ class ProposalView:
     # approving would be refused, why; the API refuses the same with the same reasons.
     may_decide: bool
     not_approvable: list[str]
+    # The agent whose credential proposed it, marked on the page; None for a person's.
+    agent: AgentCredential | None
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
     events = case_audit(session, shop.id, case_id)
     policy = current_policy(session, shop.id)
     orders_by_payment = _orders_by_target(file.orders)
+    agents = proposing_agents(session, (proposal for proposal, _ in file.proposals))
     proposals = [
         _proposal_view(
             shop,
@@ -153,6 +158,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
             proposal,
             approvals,
             orders_by_payment.get(proposal.target),
+            agents.get(proposal.id),
         )
         for proposal, approvals in file.proposals
     ]
@@ -176,6 +182,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         conversation=conversation,
         messages=messages_of(session, conversation) if conversation else [],
         drafted=latest_draft(session, file.case),
+        agent_replies=agent_replies(session, file.case),
         identity_meaning=_identity_meaning(file.case.identity_level),
         proposals=proposals,
         actions=actions,
@@ -194,6 +201,7 @@ def _proposal_view(
     proposal: Proposal,
     approvals: list[Approval],
     order: Order | None,
+    agent: AgentCredential | None,
 ) -> ProposalView:
     may_decide = member.role in StaffRole.CAN_APPROVE and proposal.status in ProposalStatus.OPEN
     return ProposalView(
@@ -218,6 +226,7 @@ def _proposal_view(
         not_approvable=(
             _not_approvable(shop, member, policy_version, proposal, approvals) if may_decide else []
         ),
+        agent=agent,
     )
 
 

@@ -8,8 +8,10 @@ kill switch is the one exception to "owners only", as in
 :func:`app.shops.service.set_kill_switch`: any approver may stop everything, and only an
 owner may start it again.
 
-The staff list is read for owners only, as :func:`app.staff.members.list_members`
-allows; everyone else sees their own role and limits.
+The staff list and the agents' credentials are read for owners only, as
+:func:`app.staff.members.list_members` and :func:`app.agents.service.list_agent_credentials`
+allow; everyone else sees their own role and limits. A new agent secret is shown once, by
+the page's script, from the API's answer; the page itself never holds one.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import json
 
 from flask import g, render_template
 
+from app.agents.models import AgentTool
+from app.agents.service import list_agent_credentials
 from app.db import request_session
 from app.helpdesk.connection import gorgias_connection
 from app.money import Money
@@ -29,6 +33,7 @@ from app.staff.members import ROLES, list_members
 from app.web.admin_text import current_locale, policy_sentences
 from app.web.shopify_admin import bp, embedded_page
 from integrations.currency import THREE_DECIMAL, TWO_DECIMAL, ZERO_DECIMAL
+from integrations.provider import ActionKind
 from integrations.stripe._errors import REQUIRED_PERMISSIONS
 
 # Every currency's ISO 4217 digits, for the page's script to turn "USD 480.00" into
@@ -62,6 +67,9 @@ def settings(shop: Shop, member: StaffMember) -> str:
         gorgias=gorgias_connection(session, shop.id),
         permissions=REQUIRED_PERMISSIONS,
         staff=list_members(session, shop=shop, actor=g.actor) if is_owner else [member],
+        agents=list_agent_credentials(session, shop=shop, actor=g.actor) if is_owner else [],
+        agent_kinds=list(ActionKind),
+        agent_tools=list(AgentTool),
         roles=ROLES,
         limits_text=limits_text,
         policy=policy,

@@ -41,12 +41,16 @@ from flask import (
     url_for,
 )
 
-from app.actors import Surface, staff
+from app.actors import Surface, staff, system_actor
 from app.cases.queue import case_queue
 from app.clock import utcnow
 from app.crypto import SecretBox
 from app.db import request_session
 from app.errors import SessionTokenRefused
+from app.history_audit.jobs import enqueue_scan
+from app.history_audit.models import HistoryScan
+from app.history_audit.scan import start_scan
+from app.queue import RedisExtension
 from app.settings import Settings
 from app.shopify.install import admit_staff_member, installed_shop, record_install
 from app.shopify.setup import SetupSteps, setup_steps
@@ -72,6 +76,8 @@ P = ParamSpec("P")
 bp = Blueprint("shopify_admin", __name__, url_prefix="/app")
 PATCH_ID_TOKEN_PATH = "/app/patch-id-token"  # noqa: S105  (a path, not a secret)
 _EXTENSION = "caseward.shopify"
+# Caseward starting the audit itself: whoever installs may not be an owner.
+AUDIT_ON_INSTALL = system_actor("install", Surface.SHOPIFY_ADMIN)
 
 
 def init_shopify(app: Flask, settings: Settings) -> None:
@@ -113,6 +119,7 @@ def admit(auth: ShopifyAuth, verified: AdminVerified) -> tuple[Shop, StaffMember
     now = utcnow()
     who = staff(verified.user_id, Surface.SHOPIFY_ADMIN)
     changed = False
+    scan: HistoryScan | None = None
     try:
         found = installed_shop(session, verified.shop)
         if found is None:
@@ -127,6 +134,10 @@ def admit(auth: ShopifyAuth, verified: AdminVerified) -> tuple[Shop, StaffMember
                 installer_email=user.email or None,
                 box=box,
                 now=now,
+            )
+            # The read-only audit of the store's past money actions starts with the install.
+            scan = start_scan(
+                session, shop=shop, provider="shopify", actor=AUDIT_ON_INSTALL, now=now
             )
         else:
             shop = found[0]
@@ -147,6 +158,8 @@ def admit(auth: ShopifyAuth, verified: AdminVerified) -> tuple[Shop, StaffMember
         raise _refusal(refused.answer) from refused
     if changed:
         session.commit()
+    if scan is not None:
+        enqueue_scan(RedisExtension.background_queue(current_app), scan)
     return shop, member
 
 

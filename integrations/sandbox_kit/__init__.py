@@ -25,7 +25,7 @@ for the request's :class:`Plan`, run due work (:class:`DueWork`), execute under 
 provider's idempotency rules, let the plan drop or spoil the answer, record the answer.
 """
 
-from .base import Deliveries, SandboxBase, control_router
+from .base import Deliveries, NoDeliveries, SandboxBase, control_router
 from .clock import Clock
 from .control import ControlError, ControlRouter, fault_from_json
 from .faults import FAULT_HEADER, KINDS, Fault, FaultBoard, HoldState, Plan
@@ -57,6 +57,7 @@ __all__ = [
     "Fault",
     "FaultBoard",
     "HoldState",
+    "NoDeliveries",
     "Outbox",
     "Plan",
     "ReceivedRequest",

@@ -52,6 +52,35 @@ class Deliveries(Protocol):
     def wait_idle(self, timeout: float) -> bool: ...
 
 
+class NoDeliveries:
+    """The dispatcher of a provider that sends no webhooks (a request/answer API): the
+    shared webhook controls find nothing to hold, deliver or drop."""
+
+    def start(self) -> None:
+        """Nothing to start."""
+
+    def stop(self) -> None:
+        """Nothing to stop."""
+
+    def pause(self) -> None:
+        """Nothing to hold."""
+
+    def resume(self) -> None:
+        """Nothing to deliver."""
+
+    def pending(self) -> list[JSON]:
+        return []
+
+    def discard(self, event_id: str | None = None) -> int:
+        return 0
+
+    def attempts(self) -> list[JSON]:
+        return []
+
+    def wait_idle(self, timeout: float) -> bool:
+        return True
+
+
 class SandboxBase(ABC):
     """One provider's sandbox: the provider's parts plus everything shared."""
 

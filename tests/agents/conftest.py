@@ -1,36 +1,109 @@
-"""An MCP server on a free port in this process, over the linen shop and its Stripe sandbox."""
+"""The web app served over HTTP once per module, agents' MCP endpoint at ``/mcp`` inside
+it, over the linen shop and its Stripe sandbox. Tables are emptied after each test;
+each test's shops have domains of their own, so nothing of one test is another's."""
 
 from __future__ import annotations
 
-import socket
+import shutil
+import sys
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-import uvicorn
 from flask import Flask
-from mcp_support import McpServerUnderTest
+from mcp_support import RATE_LIMIT
 from sandbox_settings import with_sandbox
+from sqlalchemy import text
 from sqlalchemy.orm import Session
+from werkzeug.serving import make_server
 
+from app import create_app
 from app.crypto import SecretBox, secret_box
-from app.db import Database
+from app.db import Base, Database
 from app.demo import LinenShop, seed_linen_shop
-from app.execution.providers import connection_adapters
-from app.mcp_server import STREAMABLE_HTTP_PATH, ServerContext, build_server
 from app.settings import Settings
+from app.web.mcp_mount import MCP_PATH
 from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shopify_app"))
+from shopify_app_support import APP_SECRET, CLIENT_ID
 
 ENCRYPTION_KEY = SecretBox.generate_key()
 
 
-@pytest.fixture
-def settings(settings: Settings, sandbox: StripeSandbox) -> Settings:
+@dataclass(frozen=True)
+class Served:
+    app: Flask
+    # The MCP endpoint agents connect to.
+    mcp_url: str
+
+
+@pytest.fixture(scope="module")
+def module_settings(
+    tmp_path_factory: pytest.TempPathFactory,
+    migrated_database_url: str,
+    redis_url: str,
+    sandbox: StripeSandbox,
+) -> Settings:
+    """The test settings (``tests/conftest.py``), once for the module, as a Shopify app
+    whose agents may make :data:`RATE_LIMIT` tool calls."""
+    folder = tmp_path_factory.mktemp("agents")
+    database = migrated_database_url
+    if database.startswith("sqlite:///"):
+        copy = folder / "caseward-test.db"
+        shutil.copyfile(database.removeprefix("sqlite:///"), copy)
+        database = f"sqlite:///{copy}"
+    settings = Settings(
+        instance_path=folder / "instance",
+        database_url=database,
+        redis_url=redis_url,
+        secret_key="test-secret-key",
+        testing=True,
+        gorgias_api_base="http://127.0.0.1:9",
+        shopify_api_key=CLIENT_ID,
+        shopify_api_secret=APP_SECRET,
+        agent_rate_limit=RATE_LIMIT,
+    ).completed()
     return with_sandbox(settings, sandbox, encryption_keys=(ENCRYPTION_KEY,))
 
 
-def _seed(session: Session, settings: Settings, sandbox: StripeSandbox, domain: str) -> LinenShop:
+@pytest.fixture(scope="module")
+def served(module_settings: Settings) -> Iterator[Served]:
+    application = create_app(module_settings)
+    server = make_server("127.0.0.1", 0, application, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield Served(application, f"http://127.0.0.1:{server.server_port}{MCP_PATH}")
+    server.shutdown()
+    server.server_close()
+    Database.state(application).engine.dispose()
+
+
+@pytest.fixture
+def settings(module_settings: Settings) -> Settings:
+    return module_settings
+
+
+@pytest.fixture
+def app(served: Served) -> Iterator[Flask]:
+    yield served.app
+    engine = Database.state(served.app).engine
+    if engine.dialect.name == "postgresql":
+        tables = ", ".join(table.name for table in reversed(Base.metadata.sorted_tables))
+        with engine.begin() as connection:
+            # TRUNCATE fires no row triggers: the append-only audit table empties too.
+            connection.execute(text(f"TRUNCATE {tables} CASCADE"))
+
+
+@pytest.fixture
+def mcp_url(served: Served) -> str:
+    return served.mcp_url
+
+
+def _seed(session: Session, settings: Settings, sandbox: StripeSandbox, name: str) -> LinenShop:
     keys = sandbox.create_account(restricted_keys=[{"permissions": DEMO_PERMISSIONS}])
     seeded = seed_linen_shop(
         session,
@@ -39,7 +112,7 @@ def _seed(session: Session, settings: Settings, sandbox: StripeSandbox, domain: 
         secret_key=keys.secret_key,
         restricted_key=keys.restricted_keys[0].key,
         webhook_base_url=None,
-        shop_domain=domain,
+        shop_domain=f"{name}-{uuid.uuid4().hex[:8]}.myshopify.com",
     )
     session.commit()
     return seeded
@@ -47,35 +120,10 @@ def _seed(session: Session, settings: Settings, sandbox: StripeSandbox, domain: 
 
 @pytest.fixture
 def linen(session: Session, settings: Settings, sandbox: StripeSandbox) -> LinenShop:
-    return _seed(session, settings, sandbox, "linen-and-loom.myshopify.com")
+    return _seed(session, settings, sandbox, "linen-and-loom")
 
 
 @pytest.fixture
 def other_shop(session: Session, settings: Settings, sandbox: StripeSandbox) -> LinenShop:
     """A second shop with the same customer email and its own case."""
-    return _seed(session, settings, sandbox, "another-linen-shop.myshopify.com")
-
-
-@pytest.fixture
-def mcp_server(app: Flask, settings: Settings) -> Iterator[McpServerUnderTest]:
-    enqueued: list[uuid.UUID] = []
-    context = ServerContext(
-        session_factory=Database.state(app).session_factory,
-        adapters=connection_adapters(settings, secret_box(settings)),
-        settings=settings,
-        enqueue=enqueued.append,
-    )
-    http_app = build_server(context).streamable_http_app(
-        streamable_http_path=STREAMABLE_HTTP_PATH, stateless_http=True, json_response=True
-    )
-    # Bound and listening before the server thread starts: the first request waits in
-    # the backlog instead of racing the start-up.
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(http_app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    yield McpServerUnderTest(f"http://127.0.0.1:{port}{STREAMABLE_HTTP_PATH}", enqueued)
-    server.should_exit = True
-    thread.join(timeout=30)
-    listener.close()
+    return _seed(session, settings, sandbox, "another-linen-shop")

@@ -1,8 +1,9 @@
-"""Calling Caseward's MCP server with the SDK's own client over streamable HTTP."""
+"""Calling Caseward's MCP server with the SDK's own client, over streamable HTTP (the
+web app's ``/mcp``) and over stdio."""
 
 from __future__ import annotations
 
-import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,12 +14,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult, Tool
 
-
-@dataclass(frozen=True)
-class McpServerUnderTest:
-    url: str
-    # Actions the server queued for execution (only a shop policy's approval queues one).
-    enqueued: list[uuid.UUID]
+# The tool calls an agent credential may make in the tests' app.
+RATE_LIMIT_CALLS = 10
+RATE_LIMIT = f"{RATE_LIMIT_CALLS}/minute"
 
 
 @dataclass(frozen=True)
@@ -37,6 +35,14 @@ class Agent:
     def call(self, tool: str, **arguments: Any) -> CallToolResult:
         async def called(session: ClientSession) -> CallToolResult:
             return await session.call_tool(tool, arguments)
+
+        return anyio.run(self._session, called)
+
+    def calls(self, tool: str, times: int, **arguments: Any) -> list[CallToolResult]:
+        """The same call ``times`` times, one after the other, in one session."""
+
+        async def called(session: ClientSession) -> list[CallToolResult]:
+            return [await session.call_tool(tool, arguments) for _ in range(times)]
 
         return anyio.run(self._session, called)
 
@@ -62,15 +68,24 @@ def refusal(result: CallToolResult) -> str:
     return " ".join(getattr(block, "text", "") for block in result.content)
 
 
-def call_over_stdio(server: StdioServerParameters, tool: str, **arguments: Any) -> CallToolResult:
-    """One tool call to a server process spawned with ``server``, over its stdin/stdout."""
+def calls_over_stdio(
+    server: StdioServerParameters,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    between: Callable[[], object],
+) -> tuple[CallToolResult, CallToolResult]:
+    """The same call twice to one server process spawned with ``server``, over its
+    stdin/stdout, with ``between`` done after the first."""
 
-    async def called() -> CallToolResult:
+    async def called() -> tuple[CallToolResult, CallToolResult]:
         async with (
             stdio_client(server) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
-            return await session.call_tool(tool, arguments)
+            first = await session.call_tool(tool, arguments)
+            between()
+            return first, await session.call_tool(tool, arguments)
 
     return anyio.run(called)

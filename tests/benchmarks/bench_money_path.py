@@ -19,7 +19,11 @@ prints, side by side:
   ``refundCreate`` call;
 * then the drafting figures of ``bench_drafting.py``: tokens billed per drafted case with
   and without prompt caching. ``--only stripe``, ``--only shopify`` or ``--only drafting``
-  runs one part.
+  runs one part;
+* ``--only history`` (not part of the whole run: Shopify's worst-case pace makes it the
+  longest) runs ``bench_history.py``: the read-only audit's scan of 1,000 and
+  ``--records`` past money actions at Stripe's and Shopify's rate limits, its pace next to
+  what each allows, and the scanning process's peak memory.
 """
 
 from __future__ import annotations
@@ -637,7 +641,10 @@ def main() -> None:
     )
     parser.add_argument("--drafts", type=int, default=50, help="cases drafted per caching mode")
     parser.add_argument(
-        "--only", choices=("stripe", "shopify", "drafting"), help="run one part only"
+        "--records", type=int, default=10_000, help="records in the scanned history"
+    )
+    parser.add_argument(
+        "--only", choices=("stripe", "shopify", "drafting", "history"), help="run one part only"
     )
     args = parser.parse_args()
 
@@ -676,6 +683,10 @@ def main() -> None:
             if args.only is None:
                 print()
             drafting_figures(drafts=args.drafts)
+        if args.only == "history":
+            from bench_history import history_figures  # noqa: PLC0415
+
+            history_figures(settings, records=args.records)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ Every attempt in :data:`CORPUS` is shown three ways:
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.approvals.models import Proposal
+from app.audit import AuditEvent
 from app.cases.models import CaseStatus, Order
 from app.clock import utcnow
 from app.conversations.models import Conversation
@@ -457,6 +459,32 @@ def test_an_obeyed_reply_without_a_proposal_is_never_sent(
     assert result.reply is not None and result.reply.body == NEUTRAL_REPLY
     assert result.record.failure is not None
     assert "which the payment provider has not reported" in result.record.failure
+
+
+def test_a_case_handed_to_a_person_keeps_the_drafters_words_out_of_the_audit_chain(
+    session: Session, settings: Settings
+) -> None:
+    """The chain cannot be erased, and a summary may quote the customer."""
+    stored = stored_case(session, CORPUS["say it is done"].words)
+    quoted = "Maya says the apron from her sister arrived torn"
+
+    drafted(
+        session,
+        stored,
+        settings,
+        {
+            **OBEYED,
+            "summary": quoted,
+            "next_step": "needs_person",
+            "needs_person_reason": quoted,
+            "proposal": None,
+        },
+    )
+
+    assert stored.case.status == CaseStatus.NEEDS_ATTENTION
+    sealed = json.dumps([event.data for event in session.scalars(select(AuditEvent))])
+    assert "its summary is on the case page" in sealed
+    assert "apron from her sister" not in sealed
 
 
 # -- (c) the prompt ------------------------------------------------------------------------

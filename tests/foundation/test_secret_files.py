@@ -18,6 +18,7 @@ def _python(code: str, *, umask: int = 0o022) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", script],
         cwd=PROJECT,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -60,23 +61,26 @@ def test_generated_secrets_are_owner_only_from_creation_even_with_an_open_umask(
 
 def test_processes_starting_together_share_one_secret(tmp_path: Path) -> None:
     path = tmp_path / "secret_key"
-    go = tmp_path / "go"
     racers = [
         _python(
             f"""
-            import time
+            import sys
             from pathlib import Path
             from app.crypto import read_or_create_secret
-            deadline = time.monotonic() + 30
-            while not Path({str(go)!r}).exists() and time.monotonic() < deadline:
-                pass
+            print("ready", flush=True)
+            sys.stdin.readline()  # blocked, not spinning, until every racer is ready
             print(read_or_create_secret(Path({str(path)!r}), lambda: os.urandom(16).hex()))
             """,
             umask=0,
         )
-        for _ in range(6)
+        for _ in range(4)  # more racers than cores
     ]
-    go.touch()
+    for racer in racers:
+        assert racer.stdout is not None and racer.stdout.readline() == "ready\n"
+    for racer in racers:  # go, all at once
+        assert racer.stdin is not None
+        racer.stdin.write("go\n")
+        racer.stdin.flush()
 
     secrets = {_finished(racer).strip() for racer in racers}
 

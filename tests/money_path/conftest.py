@@ -113,8 +113,11 @@ def start_worker(settings: Settings, redis_url: str) -> Iterator[Callable[[], Wo
         return worker
 
     yield start
+    # The test has its answers: killed rather than stopped, since RQ's warm shutdown waits
+    # out its scheduler's and its pub/sub thread's sleeps (about 2 s), and the queues and
+    # their scheduler locks were the test's own. Tests that stop a worker call stop().
     for worker in workers:
-        worker.stop()
+        worker.kill()
 
 
 @pytest.fixture

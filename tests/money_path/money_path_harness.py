@@ -133,13 +133,14 @@ class ServiceProcess:
         self.process.wait(timeout=10)
 
     def stop(self) -> None:
+        """SIGTERM to the process and its children at once, as a process manager stops a
+        group (RQ's scheduler then stops alongside its worker, not after it)."""
         if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
 
 
 class WorkerProcess(ServiceProcess):

@@ -184,7 +184,10 @@ def test_failed_look_ups_go_to_a_person_after_the_configured_number(
                 AuditEvent.case_id == linen.case_id, AuditEvent.kind == "case.needs_attention"
             )
         ).one()
-        assert handed_over.data["reason"].startswith("look-ups at the provider keep failing: ")
+        # The person is told why, in the provider's own words: the look-up's error.
+        assert handed_over.data["reason"] == (
+            f"look-ups at the provider keep failing: {find['detail']}"
+        )
 
 
 def test_a_resend_is_allowed_up_to_the_last_second_of_the_keys_lifetime(
@@ -540,7 +543,10 @@ def test_a_refund_stripe_refuses_at_the_send_is_rejected_on_the_record(
     assert "greater than unrefunded amount" in action["status_reason"]
     rejected = _last_event(session, action_id, "action.rejected")
     assert rejected.created_at == moment
-    assert rejected.data["reason"].startswith("the provider refused the action: ")
+    # The action says what Stripe said; the event says what it means, with Stripe's words.
+    assert rejected.data["reason"] == (
+        f"the provider refused the action: {action['status_reason']}"
+    )
     assert refunds_of_action(account, str(action_id)) == []
 
 
@@ -739,6 +745,13 @@ def test_a_first_send_stopped_before_any_call_says_why(
         reason=reason,
     )
     assert action["attempts"] == []
+    if stop == "approval_expired":  # back for approval, at the moment the worker saw it
+        reopened = session.scalars(
+            select(AuditEvent).where(
+                AuditEvent.case_id == linen.case_id, AuditEvent.kind == "proposal.reopened"
+            )
+        ).one()
+        assert reopened.created_at == moment
 
 
 @pytest.mark.parametrize("stop", list(_STOPS))
@@ -769,6 +782,39 @@ def test_a_resend_stopped_before_any_call_goes_to_a_person(
         reason=reason,
     )
     assert [a["purpose"] for a in action["attempts"]] == ["submit", "find"]
+
+
+def test_the_send_is_checked_under_the_shops_own_policy_as_approved(
+    linen: LinenShop,
+    approver: Staff,
+    owner: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    """A shop whose policy is past its first version: the worker re-checks the approved
+    digest under that shop's policy, not anyone else's, and sends."""
+    rules = owner.get("/api/shop").get_json()["policy"]
+    rules.pop("version", None)
+    changed = owner.put("/api/shop/policy", {"rules": {**rules, "max_percent_off": 40}})
+    assert changed.status_code == 200, changed.get_json()
+    proposal = case_json(approver, linen.case_id)["proposals"][0]
+    # The same refund, checked again under the new version (what a person then reviews).
+    same = {
+        "kind": proposal["kind"],
+        "target": proposal["target"],
+        "amount": proposal["amount"]["amount"],
+        "currency": proposal["amount"]["currency"],
+        "params": proposal["params"],
+    }
+    revised = approver.put(f"/api/proposals/{proposal['id']}", same)
+    assert revised.status_code == 200, revised.get_json()
+    proposal = revised.get_json()["proposal"]
+    assert proposal["policy_version"] == 2
+    action_id = uuid.UUID(approve(approver, proposal))
+
+    assert execute_action(ctx, action_id) == "succeeded"
+    assert len(refunds_of_action(account, str(action_id))) == 1
 
 
 def test_an_approval_is_good_up_to_its_last_moment(

@@ -1,7 +1,7 @@
 """The embedded admin in a real browser, framed by the Shopify sandbox's stand-in admin
-with its App Bridge stand-in: an owner tests a Stripe key, saves it and turns writes on,
-each call carrying a fresh session token; and the page still reads when Shopify's CDN
-cannot be reached."""
+with its App Bridge stand-in: an owner tests a Stripe key, saves it, turns writes on and
+issues an agent's credential, each call carrying a fresh session token; and the page
+still reads when Shopify's CDN cannot be reached."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from shopify_support import serving_sandbox
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.agents.service import authenticate_agent
 from app.audit import AuditEvent
+from app.clock import utcnow
 from app.connections.models import Connection
 from app.settings import Settings
 from app.shops.models import Shop
@@ -121,6 +123,19 @@ def test_an_owner_sets_the_shop_up_from_inside_the_admin(
         ("connection.saved", str(OWNER), "shopify_admin"),
         ("shop.writes_enabled", str(OWNER), "shopify_admin"),
     ]
+
+    # An agent's credential, issued on the settings page: its secret is shown there once.
+    app.get_by_role("link", name="Settings").click()
+    issue = app.locator("form.agent-issue")
+    issue.get_by_label("Agent's name").fill("Claude")
+    issue.get_by_label("Ceiling per proposal (optional)").fill("USD 50.00")
+    issue.get_by_role("button", name="Issue a credential").click()
+    expect(issue.locator("output")).to_contain_text("it is not shown again")
+    secret = issue.locator("pre.agent-secret").inner_text()
+    session.expire_all()
+    credential = authenticate_agent(session, secret, utcnow())
+    assert credential is not None and credential.shop_id == shop.id
+    assert (credential.allowed_kinds, credential.ceiling) == (["refund"], {"usd": 5000})
 
 
 def test_a_viewer_sees_where_the_shop_stands_and_no_forms(

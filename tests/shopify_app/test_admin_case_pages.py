@@ -39,6 +39,7 @@ from app.connections.models import Connection
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.settings import Settings
 from app.shops.models import Shop
+from app.words import WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 REFUND_IN_WORDS = (
@@ -558,6 +559,18 @@ def test_every_message_of_the_admin_is_in_the_catalogue() -> None:
 
     assert extracted - listed == set(), "extract and update: see app/translations/babel.cfg"
     assert listed - extracted == set(), "the catalogue lists messages no page uses"
+
+
+def test_every_audit_event_the_code_records_has_words() -> None:
+    """The audit log and the case history show each event in words, never its code."""
+    recorded = {
+        kind
+        for path in (ROOT / "app").rglob("*.py")
+        for kind in re.findall(r'\bkind="([a-z_]+\.[a-z_]+)"', path.read_text())
+    }
+
+    assert len(recorded) > 30  # the pattern still finds them
+    assert recorded - set(WORDS["event"]) == set()
 
 
 def test_the_committed_compiled_catalogue_is_its_po_compiled() -> None:

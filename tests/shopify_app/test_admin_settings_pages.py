@@ -25,9 +25,11 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import Surface, staff
+from app.agents.models import AgentTool
 from app.audit import AuditEvent
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember
+from integrations.provider import ActionKind
 
 
 @pytest.fixture
@@ -67,7 +69,12 @@ def events_of(session: Session, shop: Shop, kind: str) -> list[AuditEvent]:
 @pytest.mark.parametrize(
     ("user", "controls"),
     [
-        (OWNER, ["stripe-key", "gorgias", "switch", "switch", "policy", *["staff-member"] * 3]),
+        (
+            OWNER,
+            ["stripe-key", "gorgias", "switch", "switch", "policy"]
+            + ["staff-member"] * 3
+            + ["agent-issue"],
+        ),
         (APPROVER, ["switch"]),  # any approver may stop everything
         (VIEWER, []),
     ],
@@ -84,6 +91,7 @@ def test_everyone_sees_the_settings_and_only_owners_get_the_controls(
     if user != OWNER:
         assert "Only owners see the whole staff list." in page
         assert 'data-user="1001"' not in page  # nobody else's role or email
+        assert "Only owners see and issue agent credentials." in page
 
 
 def test_an_owners_changes_through_the_pages_controls_are_made_and_audited(
@@ -161,6 +169,66 @@ def test_an_approver_may_stop_everything_and_only_an_owner_starts_it_again(
     assert release["body"] == {"engaged": False}
     assert [e.actor for e in events_of(session, linen, "shop.kill_switch_engaged")] == [APPROVER]
     assert [e.actor for e in events_of(session, linen, "shop.kill_switch_released")] == [OWNER]
+
+
+# ------------------------------------------------------------------ agents
+
+
+def agent_form(page: str) -> dict[str, Any]:
+    """What the agent form offers, and where its script sends it."""
+    form = re.search(r'<form class="agent-issue" data-url="([^"]+)"(.*?)</form>', page, re.S)
+    assert form is not None, "no form to issue an agent credential"
+    boxes = re.findall(r'name="(allowed_kinds|allowed_tools)" value="(\w+)"( checked)?', form[2])
+    return {
+        "url": form[1],
+        "kinds": [value for name, value, _ in boxes if name == "allowed_kinds"],
+        "tools": [value for name, value, _ in boxes if name == "allowed_tools"],
+        "checked": [value for _, value, checked in boxes if checked],
+    }
+
+
+def test_an_owner_issues_sees_and_revokes_agent_credentials_from_the_settings_page(
+    client: FlaskClient, session: Session, linen: Shop
+) -> None:
+    form = agent_form(text_of(open_page(client, linen, OWNER, "/app/settings")))
+    assert form["kinds"] == [kind.value for kind in ActionKind]
+    assert form["tools"] == [tool.value for tool in AgentTool]
+    assert form["checked"] == ["refund", *form["tools"]]  # refunds only, every tool
+
+    # What the page's script sends: the boxes ticked, "USD 50.00" in minor units.
+    issued = api(
+        client,
+        linen,
+        OWNER,
+        "POST",
+        form["url"],
+        {
+            "name": "Claude",
+            "allowed_kinds": ["refund", "customer_credit"],
+            "allowed_tools": ["find_case", "read_case", "propose_action"],
+            "ceiling": {"usd": 5000},
+        },
+    )
+    assert issued.status_code == 201
+    secret = issued.get_json()["secret"]
+    listed = text_of(open_page(client, linen, OWNER, "/app/settings"))
+    row = re.search(r'<tr data-agent="([^"]+)">(.*?)</tr>', listed, re.S)
+    assert row is not None
+    words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row[2]))
+    assert "Claude" in words and secret[:12] in words and secret not in listed
+    assert "customer credit, refund" in words
+    assert "find_case, propose_action, read_case" in words
+    assert "$50.00" in words and "never" in words
+    assert forms_of(listed)[-2:] == ["agent-revoke", "agent-issue"]
+
+    revoke = re.search(r'<form class="agent-revoke" data-url="([^"]+)"', row[2])
+    assert revoke is not None
+    assert api(client, linen, OWNER, "DELETE", revoke[1], None).status_code == 200
+    after = text_of(open_page(client, linen, OWNER, "/app/settings"))
+    assert "Revoked on" in after and "agent-revoke" not in forms_of(after)
+    kinds = [event.kind for event in events_of(session, linen, "agent.credential_issued")]
+    kinds += [event.kind for event in events_of(session, linen, "agent.credential_revoked")]
+    assert kinds == ["agent.credential_issued", "agent.credential_revoked"]
 
 
 # ------------------------------------------------------------------ the audit log

@@ -99,7 +99,8 @@ def test_the_first_visit_installs_the_shop_read_only_with_its_owner_and_an_encry
     assert shop.writes_enabled is False and "read-only" in html
     member = session.scalars(select(StaffMember).where(StaffMember.shop_id == shop.id)).one()
     assert (member.user_id, member.role) == (str(OWNER), "owner")
-    assert _kinds(session, shop) == ["shop.installed", "staff.joined"]
+    # Installing starts the read-only check of the shop's history, on read scopes alone.
+    assert _kinds(session, shop) == ["shop.installed", "staff.joined", "history.scan_started"]
 
 
 def test_staff_other_than_the_account_owner_start_as_viewers(
@@ -149,7 +150,9 @@ def test_uninstall_delivered_twice_then_reinstall_starts_clean_and_keeps_the_evi
     assert _kinds(session, shop) == [
         "shop.installed",
         "staff.joined",
+        "history.scan_started",
         "shop.uninstalled",
+        # The check begun at the first install is still queued: no second one.
         "shop.reinstalled",
     ]
     assert verify_chain(session, shop.id).intact

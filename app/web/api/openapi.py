@@ -12,9 +12,11 @@ import re
 from typing import Any
 
 from app.actors import ActorKind, Surface
+from app.agents.models import AgentTool
 from app.approvals.drafts import DURATIONS, MAX_ID, MAX_LINE_ITEMS, MAX_TEXT, PRORATIONS
 from app.approvals.models import ProposalStatus
 from app.cases.models import CaseStatus
+from app.connections.merchant import MAX_GRACE_SECONDS, MAX_URL_LENGTH
 from app.connections.service import MAX_KEY_LENGTH
 from app.conversations.models import Author
 from app.conversations.service import MAX_MESSAGE
@@ -30,6 +32,10 @@ from app.guard.policy import (
     MAX_REASON_LENGTH,
     MAX_REASONS,
 )
+from app.history_audit.findings import Rule
+from app.history_audit.models import ScanStatus
+from app.history_audit.report import EXPORT_FORMATS
+from app.history_audit.scan import DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS, PROVIDERS
 from app.staff.members import ROLES
 from app.staff.tokens import MAX_LIFETIME
 from app.validation import (
@@ -103,7 +109,10 @@ def _op(
         "summary": summary,
         "security": [{"staffToken": []}],
         "responses": {
-            str(status): {"description": "Created" if status == 201 else "OK", **_json(ok)},
+            str(status): {
+                "description": {201: "Created", 202: "Accepted"}.get(status, "OK"),
+                **_json(ok),
+            },
             **{str(code): {"description": _ERRORS[code], **_json(_ref("Error"))} for code in codes},
         },
     }
@@ -318,13 +327,23 @@ _AGENT = _object(
         "name": {"type": "string"},
         "prefix": {"type": "string"},
         "allowed_kinds": {"type": "array", "items": _enum(ActionKind)},
+        "allowed_tools": {"type": "array", "items": _enum(AgentTool)},
         "ceiling": _nullable({"type": "object", "additionalProperties": {"type": "integer"}}),
         "created_by": {"type": "string"},
         "created_at": _TIME,
         "revoked_at": _nullable(_TIME),
         "last_used_at": _nullable(_TIME),
     },
-    ("id", "name", "prefix", "allowed_kinds", "ceiling", "created_at", "revoked_at"),
+    (
+        "id",
+        "name",
+        "prefix",
+        "allowed_kinds",
+        "allowed_tools",
+        "ceiling",
+        "created_at",
+        "revoked_at",
+    ),
 )
 
 _MESSAGE = _object(
@@ -380,6 +399,9 @@ _PROPOSAL = _object(
         "params": {"type": "object"},
         "reason": _OPTIONAL_TEXT,
         "proposed_by": {"type": "string"},
+        "proposed_by_agent": _nullable(
+            _object({"id": _UUID, "name": {"type": "string"}}, ("id", "name"))
+        ),
         "approvals_required": {"type": "integer"},
         "policy_version": {"type": "integer"},
         "digest": {"type": "string"},
@@ -441,6 +463,7 @@ _CUSTOMER = _nullable(
             "email": _OPTIONAL_TEXT,
             "name": _OPTIONAL_TEXT,
             "stripe_customer_id": _OPTIONAL_TEXT,
+            "merchant_customer_id": _OPTIONAL_TEXT,
         },
         ("id",),
     )
@@ -523,6 +546,55 @@ _SHOP = _object(
     ("domain", "name", "writes_enabled", "kill_switch", "policy", "connections"),
 )
 
+_SHARE: JSONSchema = {
+    "type": "number",
+    "minimum": 0,
+    "maximum": 1,
+    "description": "how much of the window is read",
+}
+_HISTORY_SCAN = _object(
+    {
+        "id": _UUID,
+        "provider": _enum(PROVIDERS),
+        "status": _enum(ScanStatus),
+        "window_days": _int(1, MAX_WINDOW_DAYS),
+        "since": _TIME,
+        "requested_by": {"type": "string"},
+        "error": {**_OPTIONAL_TEXT, "description": "why a failed scan stopped"},
+        "created_at": _TIME,
+        "started_at": _OPTIONAL_TIME,
+        "heartbeat_at": _OPTIONAL_TIME,
+        "finished_at": _OPTIONAL_TIME,
+        "progress": _object(
+            {
+                "share": _SHARE,
+                "records": {"type": "integer"},
+                "pages": {"type": "integer"},
+                "requests": {"type": "integer"},
+                "seconds_left": {
+                    "type": ["number", "null"],
+                    "description": "estimated from the rate so far; null until there is one",
+                },
+                "streams": {
+                    "type": "array",
+                    "items": _object(
+                        {
+                            "name": {"type": "string"},
+                            "done": {"type": "boolean"},
+                            "share": _SHARE,
+                            "records": {"type": "integer"},
+                            "pages": {"type": "integer"},
+                        },
+                        ("name", "done", "share", "records", "pages"),
+                    ),
+                },
+            },
+            ("share", "records", "pages", "requests", "seconds_left", "streams"),
+        ),
+    },
+    ("id", "provider", "status", "window_days", "since", "created_at", "progress"),
+)
+
 _STRIPE_CONNECTED = _object(
     {
         "provider": {"const": "stripe"},
@@ -536,6 +608,30 @@ _STRIPE_CONNECTED = _object(
         },
     },
     ("provider", "key", "livemode", "webhook_url", "webhook_registered"),
+)
+
+_MERCHANT_CONNECTED = _object(
+    {
+        "provider": {"const": "merchant"},
+        "endpoint_url": {
+            "type": "string",
+            "description": "the base the protocol's paths hang from",
+        },
+        "key": {"type": "string", "description": "the current signing secret, masked"},
+        "livemode": {
+            "type": "boolean",
+            "description": "false for an http endpoint on this machine",
+        },
+        "signing_secret": {
+            "type": ["string", "null"],
+            "description": "whsec_...: only in the answer that made it, never again",
+        },
+        "previous_secret_until": {
+            **_OPTIONAL_TIME,
+            "description": "until when the previous secret signs beside the new one",
+        },
+    },
+    ("provider", "endpoint_url", "key", "livemode", "signing_secret", "previous_secret_until"),
 )
 
 _PERMISSION_NAMES: JSONSchema = {
@@ -593,6 +689,68 @@ _AUDIT_EXPORT_FORMAT = {
     "required": False,
     "schema": {**_enum(("json", "csv")), "default": "json"},
 }
+
+# The history audit's findings, filtered as the admin's report page filters them.
+_HISTORY_FINDINGS_PARAMETERS = [
+    {
+        "name": "format",
+        "in": "query",
+        "required": False,
+        "schema": {**_enum(EXPORT_FORMATS), "default": "json"},
+    },
+    {"name": "rule", "in": "query", "required": False, "schema": _enum(Rule)},
+    {"name": "provider", "in": "query", "required": False, "schema": _enum(PROVIDERS)},
+    {
+        "name": "week",
+        "in": "query",
+        "required": False,
+        "description": "the Monday (UTC) the week starts on",
+        "schema": {"type": "string", "format": "date"},
+    },
+    {
+        "name": "customer",
+        "in": "query",
+        "required": False,
+        "description": "the provider's customer id",
+        "schema": {"type": "string", "maxLength": SHORT_TEXT},
+    },
+]
+_HISTORY_FINDING = _object(
+    {
+        "provider": _enum(PROVIDERS),
+        "rule": _enum(Rule),
+        "reason": {"type": "string", "description": "in the reader's language"},
+        "occurred_at": _TIME,
+        "records": {"type": "array", "items": {"type": "string"}},
+        "customer": _OPTIONAL_TEXT,
+        "money_at_risk": _int(0, description="minor units"),
+        "currency": {"type": "string", "minLength": 3, "maxLength": 3},
+    },
+    (
+        "provider",
+        "rule",
+        "reason",
+        "occurred_at",
+        "records",
+        "customer",
+        "money_at_risk",
+        "currency",
+    ),
+)
+
+
+def _findings_export() -> dict[str, Any]:
+    """The findings as JSON (money in minor units) or CSV (money as decimal strings)."""
+    operation = _file_op(
+        "The current history audit's findings as a file, JSON or CSV (every role)",
+        ("text/csv",),
+        _HISTORY_FINDINGS_PARAMETERS,
+    )
+    operation["responses"]["200"]["content"]["application/json"] = {
+        "schema": _object({"findings": {"type": "array", "items": _HISTORY_FINDING}}, ("findings",))
+    }
+    return operation
+
 
 _WRITE_ERRORS = (400, 401, 403, 404, 409)
 
@@ -655,6 +813,12 @@ _STAFF_PATHS: dict[str, dict[str, Any]] = {
                         "type": "array",
                         "minItems": 1,
                         "items": _enum(ActionKind),
+                    },
+                    "allowed_tools": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": _enum(AgentTool),
+                        "description": "the MCP tools the agent may call; left out, all",
                     },
                     "ceiling": _nullable(
                         {
@@ -896,6 +1060,33 @@ PATHS: dict[str, dict[str, Any]] = {
             (400, 401, 403, 404, 502),
         )
     },
+    "/api/shop/history-audit": {
+        "get": _op(
+            "Each provider's newest scan of the read-only audit, with its progress",
+            _object(
+                {"scans": {"type": "array", "items": _HISTORY_SCAN}},
+                ("scans",),
+            ),
+        ),
+        "post": _op(
+            "Scan a connected provider's past money actions again, read-only (owners only); "
+            "a scan of it already under way is answered instead",
+            _HISTORY_SCAN,
+            _object(
+                {
+                    "provider": _enum(PROVIDERS),
+                    "window_days": _int(
+                        1, MAX_WINDOW_DAYS, f"days back from now; {DEFAULT_WINDOW_DAYS} if left out"
+                    ),
+                },
+                ("provider",),
+                closed=True,
+            ),
+            (400, 401, 403),
+            status=202,
+        ),
+    },
+    "/api/shop/history-audit/findings": {"get": _findings_export()},
     "/api/shop/connections/stripe/test": {
         "post": _op(
             "Ask Stripe which of the permissions Caseward needs a restricted key holds, "
@@ -911,6 +1102,38 @@ PATHS: dict[str, dict[str, Any]] = {
                 ("api_key", "livemode"),
                 closed=True,
             ),
+        )
+    },
+    "/api/shop/connections/merchant": {
+        "put": _op(
+            "Connect the shop's own endpoint as a provider (owners only); the signing "
+            "secret is in the answer only when it was made now",
+            _MERCHANT_CONNECTED,
+            _object(
+                {
+                    "endpoint_url": _text(
+                        MAX_URL_LENGTH,
+                        min_length=1,
+                        description="https://... (http only for localhost outside production)",
+                    )
+                },
+                ("endpoint_url",),
+                closed=True,
+            ),
+            (400, 401, 403),
+        )
+    },
+    "/api/shop/connections/merchant/secret": {
+        "post": _op(
+            "Make a new signing secret (owners only); the previous one keeps signing beside "
+            "it for grace_seconds (24 hours unless given; 0 stops it now)",
+            _MERCHANT_CONNECTED,
+            _object(
+                {"grace_seconds": _int(0, MAX_GRACE_SECONDS)},
+                (),
+                closed=True,
+            ),
+            (400, 401, 403),
         )
     },
     **_STAFF_PATHS,

@@ -7,12 +7,14 @@ applies, and described with the same bounds in :mod:`app.web.api.openapi`.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, current_app, g, jsonify, request
+from flask import Blueprint, Response, current_app, g, jsonify, request, stream_with_context
 from sqlalchemy import select
 from werkzeug.datastructures import MultiDict
 
+from app.agents.models import AgentTool
 from app.agents.service import (
     issue_agent_credential,
     list_agent_credentials,
@@ -30,6 +32,7 @@ from app.cases.models import CaseStatus
 from app.cases.service import case_audit, case_file, get_case, list_cases, open_case
 from app.cases.store_orders import shopify_customer_of
 from app.clock import utcnow
+from app.connections.merchant import rotate_merchant_secret, save_merchant_connection
 from app.connections.models import Connection
 from app.connections.service import (
     check_stripe_key,
@@ -50,6 +53,16 @@ from app.helpdesk.connection import (
     save_gorgias_connection,
 )
 from app.helpdesk.gorgias_desk import gorgias_desks
+from app.history_audit.jobs import enqueue_scan
+from app.history_audit.report import (
+    EXPORT_FORMATS,
+    FindingFilter,
+    csv_export,
+    current_scans,
+    export_rows,
+    json_export,
+)
+from app.history_audit.scan import DEFAULT_WINDOW_DAYS, newest_scans, start_scan
 from app.queue import RedisExtension
 from app.settings import Settings
 from app.shops.service import current_policy, save_policy, set_kill_switch, set_writes_enabled
@@ -75,6 +88,8 @@ from app.web.api.serialize import (
     audit_json,
     case_summary_json,
     customer_json,
+    history_scan_json,
+    merchant_connected_json,
     message_json,
     order_json,
     proposal_json,
@@ -328,10 +343,14 @@ def agents_list() -> Response:
 @bp.post("/agents")
 @require_staff
 def agents_issue() -> tuple[Response, int]:
-    body = json_body("name", "allowed_kinds", "ceiling")
+    body = json_body("name", "allowed_kinds", "ceiling", "allowed_tools")
     kinds = body.get("allowed_kinds")
     if not isinstance(kinds, list):
         raise InvalidInput(said("allowed_kinds is a list of action kinds"), field="allowed_kinds")
+    # Left out: every tool, as before tools could be chosen.
+    tools = body.get("allowed_tools", list(AgentTool))
+    if not isinstance(tools, list):
+        raise InvalidInput(said("allowed_tools is a list of tool names"), field="allowed_tools")
     ceiling = body.get("ceiling")
     if ceiling is not None and not isinstance(ceiling, dict):
         raise InvalidInput(
@@ -344,6 +363,7 @@ def agents_issue() -> tuple[Response, int]:
         actor=g.actor,
         name=body.get("name"),  # type: ignore[arg-type]
         allowed_kinds=kinds,
+        allowed_tools=tools,
         ceiling=ceiling,
         now=utcnow(),
     )
@@ -435,7 +455,10 @@ def shop_connect_stripe() -> Response:
         api_base=settings.stripe_api_base or None,
         timeout_seconds=settings.provider_timeout_seconds,
     )
+    # The read-only audit of the account's past money actions starts with the connection.
+    scan = start_scan(session, shop=g.shop, provider="stripe", actor=g.actor, now=utcnow())
     session.commit()
+    enqueue_scan(RedisExtension.background_queue(current_app), scan)
     return jsonify(
         {
             "provider": "stripe",
@@ -469,6 +492,90 @@ def shop_test_stripe_key() -> Response:
             "unknown": list(report.unknown),
             "message": in_reader_words(permission_advice(report)),
         }
+    )
+
+
+@bp.put("/shop/connections/merchant")
+@require_staff
+def shop_connect_merchant() -> Response:
+    body = json_body("endpoint_url")
+    session = request_session()
+    saved = save_merchant_connection(
+        session,
+        shop=g.shop,
+        actor=g.actor,
+        url=body.get("endpoint_url"),
+        box=current_app.extensions["caseward.secret_box"],
+        production=_settings().is_production,
+        now=utcnow(),
+    )
+    session.commit()
+    return jsonify(merchant_connected_json(saved))
+
+
+@bp.post("/shop/connections/merchant/secret")
+@require_staff
+def shop_rotate_merchant_secret() -> Response:
+    body = json_body("grace_seconds")
+    session = request_session()
+    rotated = rotate_merchant_secret(
+        session,
+        shop=g.shop,
+        actor=g.actor,
+        grace_seconds=body.get("grace_seconds"),
+        box=current_app.extensions["caseward.secret_box"],
+        now=utcnow(),
+    )
+    session.commit()
+    return jsonify(merchant_connected_json(rotated))
+
+
+@bp.get("/shop/history-audit")
+@require_staff
+def shop_history_audit() -> Response:
+    scans = newest_scans(request_session(), g.shop.id)
+    return jsonify({"scans": [history_scan_json(scan) for scan in scans]})
+
+
+@bp.post("/shop/history-audit")
+@require_staff
+def shop_start_history_audit() -> tuple[Response, int]:
+    body = json_body("provider", "window_days")
+    session = request_session()
+    scan = start_scan(
+        session,
+        shop=g.shop,
+        provider=body.get("provider"),
+        actor=g.actor,
+        window_days=body.get("window_days", DEFAULT_WINDOW_DAYS),
+        now=utcnow(),
+    )
+    session.commit()
+    enqueue_scan(RedisExtension.background_queue(current_app), scan)
+    return jsonify(history_scan_json(scan)), 202
+
+
+@bp.get("/shop/history-audit/findings")
+@require_staff
+def shop_history_findings() -> Response:
+    """The current report's findings as a file, streamed: every role may read them."""
+    file_format = choice(request.args.get("format", "json"), "format", EXPORT_FORMATS)
+    filters = FindingFilter.parse(request.args)
+    scans = current_scans(request_session(), g.shop.id)
+    write, mimetype = (
+        (csv_export, "text/csv") if file_format == "csv" else (json_export, "application/json")
+    )
+
+    def body() -> Iterator[str]:
+        # The view's session is closed when the view returns; the rows are read while the
+        # answer is sent, on a session of their own that the answer's end closes.
+        yield from write(export_rows(request_session(), scans, filters), in_reader_words)
+
+    name = f"caseward-history-{g.shop.domain}.{file_format}"
+    return Response(
+        stream_with_context(body()),
+        mimetype=mimetype,
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
 
 

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from sqlalchemy.orm import object_session
+
 from app.agents.models import AgentCredential
+from app.agents.service import proposing_agent
 from app.approvals.models import Approval, Proposal
 from app.audit import AuditEvent
 from app.cases.models import Case, Customer, Order
+from app.connections.merchant import MERCHANT, MerchantConnected
 from app.conversations.models import Message
 from app.execution.models import Action, ActionAttempt
+from app.history_audit.models import HistoryScan
+from app.history_audit.scan import scan_progress
 from app.money import Money
 
 
@@ -35,6 +42,7 @@ def proposal_json(proposal: Proposal, approvals: list[Approval] | None = None) -
         "params": proposal.params,
         "reason": proposal.reason,
         "proposed_by": proposal.proposed_by,
+        "proposed_by_agent": _proposing_agent(proposal),
         "approvals_required": proposal.approvals_required,
         "policy_version": proposal.policy_version,
         "digest": proposal.digest,
@@ -53,6 +61,13 @@ def proposal_json(proposal: Proposal, approvals: list[Approval] | None = None) -
             for a in approvals
         ]
     return body
+
+
+def _proposing_agent(proposal: Proposal) -> dict[str, str] | None:
+    """The agent that proposed, by name, read through the proposal's own session."""
+    session = object_session(proposal)
+    agent = proposing_agent(session, proposal) if session is not None else None
+    return {"id": str(agent.id), "name": agent.name} if agent is not None else None
 
 
 def action_json(action: Action, attempts: list[ActionAttempt] | None = None) -> dict[str, Any]:
@@ -95,6 +110,45 @@ def action_json(action: Action, attempts: list[ActionAttempt] | None = None) -> 
     return body
 
 
+def history_scan_json(scan: HistoryScan) -> dict[str, Any]:
+    """A scan of the read-only audit with its progress (shares of the window, 0 to 1)."""
+    progress = scan_progress(scan)
+    return {
+        "id": str(scan.id),
+        "provider": scan.provider,
+        "status": scan.status,
+        "window_days": scan.window_days,
+        "since": scan.since.isoformat(),
+        "requested_by": scan.requested_by,
+        "error": scan.error,
+        "created_at": scan.created_at.isoformat(),
+        "started_at": _moment(scan.started_at),
+        "heartbeat_at": _moment(scan.heartbeat_at),
+        "finished_at": _moment(scan.finished_at),
+        "progress": {
+            "share": round(progress.share, 4),
+            "records": progress.records,
+            "pages": progress.pages,
+            "requests": progress.requests,
+            "seconds_left": progress.seconds_left,
+            "streams": [
+                {
+                    "name": stream.name,
+                    "done": stream.done,
+                    "share": round(stream.share, 4),
+                    "records": stream.records,
+                    "pages": stream.pages,
+                }
+                for stream in progress.streams
+            ],
+        },
+    }
+
+
+def _moment(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
 def customer_json(customer: Customer | None) -> dict[str, Any] | None:
     if customer is None:
         return None
@@ -103,6 +157,20 @@ def customer_json(customer: Customer | None) -> dict[str, Any] | None:
         "email": customer.email,
         "name": customer.name,
         "stripe_customer_id": customer.stripe_customer_id,
+        "merchant_customer_id": customer.merchant_customer_id,
+    }
+
+
+def merchant_connected_json(connected: MerchantConnected) -> dict[str, Any]:
+    """The shop's own endpoint; the signing secret only in the answer that made it."""
+    connection, until = connected.connection, connected.previous_until
+    return {
+        "provider": MERCHANT,
+        "endpoint_url": connection.endpoint_url,
+        "key": connection.key_hint,
+        "livemode": connection.livemode,
+        "signing_secret": connected.new_secret,
+        "previous_secret_until": until.isoformat() if until is not None else None,
     }
 
 
@@ -165,6 +233,7 @@ def agent_json(credential: AgentCredential) -> dict[str, Any]:
         "name": credential.name,
         "prefix": credential.prefix,
         "allowed_kinds": credential.allowed_kinds,
+        "allowed_tools": credential.allowed_tools,
         "ceiling": credential.ceiling,
         "created_by": credential.created_by,
         "created_at": credential.created_at.isoformat(),

@@ -32,7 +32,15 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
-from integrations.sandbox_kit import FAULT_HEADER, Clock, Dispatch, Fault, Response, SandboxBase
+from integrations.sandbox_kit import (
+    FAULT_HEADER,
+    Clock,
+    Dispatch,
+    Fault,
+    NoDeliveries,
+    Response,
+    SandboxBase,
+)
 
 from . import schema
 from .answers import (
@@ -71,38 +79,6 @@ NOTHING_SCRIPTED = (
 BODIES_KEPT = 1000
 
 _VERSION = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-
-
-class _NoWebhooks:
-    """The Messages API sends no webhooks: the kit's webhook controls find nothing."""
-
-    def start(self) -> None:
-        """Nothing to start."""
-
-    def stop(self) -> None:
-        """Nothing to stop."""
-
-    def pause(self) -> None:
-        """Nothing to hold."""
-
-    def resume(self) -> None:
-        """Nothing to deliver."""
-
-    def pending(self) -> list[JSON]:
-        """No deliveries wait."""
-        return []
-
-    def discard(self, event_id: str | None = None) -> int:
-        """No deliveries to drop."""
-        return 0
-
-    def attempts(self) -> list[JSON]:
-        """No deliveries were tried."""
-        return []
-
-    def wait_idle(self, timeout: float) -> bool:
-        """Always idle."""
-        return True
 
 
 def known_model(name: str) -> bool:
@@ -159,7 +135,7 @@ class AnthropicSandbox(SandboxBase):
         # Set to let every slow answer waiting now go; replaced so later ones wait again.
         self._wake = threading.Event()
         self._wake_lock = threading.Lock()
-        self._no_webhooks = _NoWebhooks()
+        self._no_webhooks = NoDeliveries()
 
     # -- serving ---------------------------------------------------------------------------
 
@@ -171,7 +147,7 @@ class AnthropicSandbox(SandboxBase):
         return error_response(500, "api_error", new_id("req"))
 
     @property
-    def _deliveries(self) -> _NoWebhooks:
+    def _deliveries(self) -> NoDeliveries:
         return self._no_webhooks
 
     def process_due(self) -> int:

@@ -13,9 +13,11 @@ trigger the failures on demand:
 - Admin GraphQL at ``POST /admin/api/2026-04/graphql.json`` (``X-Shopify-Access-Token``,
   401 as Shopify answers): ``shop``, ``customer``, ``order`` (lines, transactions with
   ``paymentId``, refunds, fulfillments, ``suggestedRefund``),
-  ``codeDiscountNodeByCode``; ``refundCreate``, ``storeCreditAccountCredit``,
-  ``discountCodeBasicCreate`` with ``userErrors``; the schema is a hand-written subset
-  of Shopify's with Shopify's exact names (:mod:`.schema`);
+  ``codeDiscountNodeByCode``; the lists ``orders``, ``customers``, ``discountNodes`` and
+  an account's store credit transactions, with Shopify's cursors and ``query:`` filters
+  (:mod:`.search`), and ``storeCreditAccount``; ``refundCreate``,
+  ``storeCreditAccountCredit``, ``discountCodeBasicCreate`` with ``userErrors``; the
+  schema is a hand-written subset of Shopify's with Shopify's exact names (:mod:`.schema`);
 - ``extensions.cost`` and a per-shop leaky bucket (``THROTTLED``), :mod:`.cost`;
 - signed webhooks (``refunds/create``, ``orders/updated``, ``app/uninstalled``,
   ``app/scopes_update`` and the compliance topics), retried, pausable, redeliverable.
@@ -36,6 +38,8 @@ In-process::
                                lines=[{"title": "Apron", "quantity": 2, "price": 4800}])
     sandbox.arm_fault(Fault(kind="drop_after_commit", operation="refundCreate"))
     sandbox.received_requests(shop.domain)        # method, path, key, operation, status
+    sandbox.received_operations(shop.domain)      # each GraphQL request: query or mutation
+    sandbox.seed_history(shop.domain, {...})      # a past of refunds, credits, codes (.history)
 
 As a process: ``python -m integrations.shopify.sandbox --port 12112`` (the demo's linen
 shop seeded; ``/_sandbox/`` control endpoints behind the printed token).

@@ -148,3 +148,61 @@ def limited(items: Sequence[T], first: int | None) -> list[T]:
     if first < 0 or first > MAX_PAGE:
         raise GraphQLError(f"The first argument must be between 0 and {MAX_PAGE}.")
     return list(items)[:first]
+
+
+def _sorted_cursor(key: tuple[float, int]) -> str:
+    value, number = key
+    raw = json.dumps({"last_id": number, "last_value": repr(value)}, separators=(",", ":"))
+    return base64.b64encode(raw.encode()).decode()
+
+
+def _decode_sorted_cursor(cursor: str) -> tuple[float, int]:
+    try:
+        decoded = json.loads(base64.b64decode(cursor.encode(), validate=True))
+        return float(decoded["last_value"]), int(decoded["last_id"])
+    except (binascii.Error, ValueError, KeyError, TypeError):
+        raise GraphQLError("Invalid cursor for current pagination sort.") from None
+
+
+def sorted_connection(
+    items: Sequence[T],
+    page: Page,
+    *,
+    key: Callable[[T], tuple[float, int]],
+    node: Callable[[T], Any],
+) -> JSON:
+    """One ``page`` of ``items`` sorted by ``key`` (the sort value, then the id), as a
+    Relay connection whose cursors carry both, as Shopify's do: a page after a cursor
+    starts at the first item sorting after it, so an item whose sort value changed
+    while a client paged (an order updated) moves, and nothing else is skipped."""
+    size = page_size(page.first, page.last)
+    ordered = sorted(items, key=key, reverse=page.reverse)
+    keys = [key(item) for item in ordered]
+
+    def precedes(first: tuple[float, int], second: tuple[float, int]) -> bool:
+        return first > second if page.reverse else first < second
+
+    start, stop = 0, len(ordered)
+    if page.after is not None:
+        mark = _decode_sorted_cursor(page.after)
+        start = sum(1 for k in keys if not precedes(mark, k))
+    if page.before is not None:
+        mark = _decode_sorted_cursor(page.before)
+        stop = max(start, sum(1 for k in keys if precedes(k, mark)))
+    if page.first is not None:
+        low, high = start, min(stop, start + size)
+    else:
+        low, high = max(start, stop - size), stop
+    edges = [
+        {"cursor": _sorted_cursor(keys[i]), "node": node(ordered[i])} for i in range(low, high)
+    ]
+    return {
+        "edges": edges,
+        "nodes": [edge["node"] for edge in edges],
+        "pageInfo": {
+            "hasNextPage": high < len(ordered),
+            "hasPreviousPage": low > 0,
+            "startCursor": edges[0]["cursor"] if edges else None,
+            "endCursor": edges[-1]["cursor"] if edges else None,
+        },
+    }

@@ -107,6 +107,16 @@ def shopify_control_router(sandbox: ShopifySandbox) -> ControlRouter:
         lambda b, p: [r.to_json() for r in s.received_requests(p["shop"])],
     )
     add(
+        "GET",
+        "/_sandbox/shops/{shop}/operations",
+        lambda b, p: [o.to_json() for o in s.received_operations(p["shop"])],
+    )
+    add(
+        "POST",
+        "/_sandbox/shops/{shop}/history",
+        lambda b, p: s.seed_history(p["shop"], b).to_json(),
+    )
+    add(
         "POST",
         "/_sandbox/shops/{shop}/storefront/embed",
         lambda b, p: s.storefront.configure_embed(p["shop"], **b).to_json(),

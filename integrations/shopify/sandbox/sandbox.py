@@ -32,8 +32,10 @@ from . import payloads
 from .control import shopify_control_router
 from .cost import Buckets
 from .graphql_api import GraphQLEndpoint, describe, internal_error
+from .history import SeededHistory, seed_history
 from .idempotency import IdempotencyKeys
 from .oauth import TokenEndpoint, mint_session_token
+from .operations import OperationLog, ReceivedOperation
 from .schema import build
 from .standin import PREFIX as STANDIN_PREFIX
 from .standin import AdminStandIn
@@ -62,6 +64,7 @@ DEMO_API_SECRET = "caseward-demo-shopify-app-secret-for-the-offline-sandbox"  # 
 DEFAULT_SCOPES = (
     "read_customers",
     "read_orders",
+    "read_all_orders",
     "write_orders",
     "write_store_credit_account_transactions",
     "read_discounts",
@@ -132,6 +135,7 @@ class ShopifySandbox(SandboxBase):
             timeout=webhook_timeout,
         )
         self.tokens = TokenEndpoint(self.store, self.clock, api_key, api_secret)
+        self.operations = OperationLog()
         self.graphql = GraphQLEndpoint(
             store=self.store,
             clock=self.clock,
@@ -173,6 +177,8 @@ class ShopifySandbox(SandboxBase):
         graphql = path.startswith("/admin/api/") and path.endswith("/graphql.json")
         key, operation = describe(body) if graphql else (None, None)
         entry = self.received.arrived(method, target, shop.domain if shop else None, key, operation)
+        if graphql:
+            self.operations.record(shop.domain if shop else None, body)
         response = self._route(method.upper(), path, shop, headers, body)
         self.received.answered(entry, response)
         return response
@@ -427,6 +433,12 @@ class ShopifySandbox(SandboxBase):
                 )
             )
 
+    def seed_history(self, shop_domain: str, history: Mapping[str, Any]) -> SeededHistory:
+        """A shop's past refunds, disputes, store credits and discount codes at given
+        times, planted and generated, in one call (:mod:`.history` describes the form);
+        all of it is kept or, when any part is refused (``ValueError``), none of it."""
+        return seed_history(self.store, shop_domain, history, self.clock.now())
+
     def line_items(self, order_id: str) -> list[str]:
         """The gids of an order's lines, in order (to name them in a refund)."""
         number = parse_gid(order_id, "Order")
@@ -512,6 +524,18 @@ class ShopifySandbox(SandboxBase):
     @staticmethod
     def _order_ids(shop: Shop, customer: Customer) -> list[int]:
         return [o.id for o in shop.orders.values() if o.customer_id == customer.id]
+
+    # -- what the shops received -----------------------------------------------------------
+
+    def received_operations(self, shop_domain: str | None = None) -> list[ReceivedOperation]:
+        """Every Admin GraphQL operation received (by one shop, when given), oldest first,
+        each as the query or mutation it would run, whether or not it was run."""
+        return self.operations.entries(shop_domain)
+
+    def clear_received_requests(self) -> None:
+        """Forget the requests, and the GraphQL operations, received so far."""
+        super().clear_received_requests()
+        self.operations.clear()
 
     # -- provider switches -----------------------------------------------------------------
 

@@ -42,8 +42,36 @@ scalar URL
 type QueryRoot {
   shop: Shop!
   customer(id: ID!): Customer
+  customers(
+    first: Int
+    after: String
+    last: Int
+    before: String
+    reverse: Boolean = false
+    sortKey: CustomerSortKeys = ID
+    query: String
+  ): CustomerConnection!
   order(id: ID!): Order
+  orders(
+    first: Int
+    after: String
+    last: Int
+    before: String
+    reverse: Boolean = false
+    sortKey: OrderSortKeys = PROCESSED_AT
+    query: String
+  ): OrderConnection!
   codeDiscountNodeByCode(code: String!): DiscountCodeNode
+  discountNodes(
+    first: Int
+    after: String
+    last: Int
+    before: String
+    reverse: Boolean = false
+    sortKey: DiscountSortKeys = ID
+    query: String
+  ): DiscountNodeConnection!
+  storeCreditAccount(id: ID!): StoreCreditAccount
 }
 
 type Mutation {
@@ -133,6 +161,23 @@ type Customer {
     before: String
   ): StoreCreditAccountConnection!
   updatedAt: DateTime!
+}
+
+enum CustomerSortKeys {
+  CREATED_AT
+  ID
+  UPDATED_AT
+}
+
+type CustomerConnection {
+  edges: [CustomerEdge!]!
+  nodes: [Customer!]!
+  pageInfo: PageInfo!
+}
+
+type CustomerEdge {
+  cursor: String!
+  node: Customer!
 }
 
 enum OrderSortKeys {
@@ -515,6 +560,7 @@ type StoreCreditAccount {
     before: String
     reverse: Boolean = false
     sortKey: TransactionSortKeys = CREATED_AT
+    query: String
   ): StoreCreditAccountTransactionConnection!
 }
 
@@ -770,7 +816,98 @@ type DiscountCodeBasic {
   usageLimit: Int
 }
 
-union DiscountCode = DiscountCodeBasic
+union DiscountCode =
+  | DiscountCodeApp
+  | DiscountCodeBasic
+  | DiscountCodeBxgy
+  | DiscountCodeFreeShipping
+
+type DiscountCodeBxgy {
+  appliesOncePerCustomer: Boolean!
+  asyncUsageCount: Int!
+  codes(
+    first: Int
+    after: String
+    last: Int
+    before: String
+    reverse: Boolean = false
+  ): DiscountRedeemCodeConnection!
+  context: DiscountContext!
+  createdAt: DateTime!
+  endsAt: DateTime
+  startsAt: DateTime!
+  status: DiscountStatus!
+  title: String!
+  updatedAt: DateTime!
+  usageLimit: Int
+}
+
+type DiscountCodeFreeShipping {
+  appliesOncePerCustomer: Boolean!
+  asyncUsageCount: Int!
+  codes(
+    first: Int
+    after: String
+    last: Int
+    before: String
+    reverse: Boolean = false
+  ): DiscountRedeemCodeConnection!
+  context: DiscountContext!
+  createdAt: DateTime!
+  endsAt: DateTime
+  startsAt: DateTime!
+  status: DiscountStatus!
+  title: String!
+  updatedAt: DateTime!
+  usageLimit: Int
+}
+
+type DiscountCodeApp {
+  appliesOncePerCustomer: Boolean!
+  asyncUsageCount: Int!
+  codes(
+    first: Int
+    after: String
+    last: Int
+    before: String
+    reverse: Boolean = false
+  ): DiscountRedeemCodeConnection!
+  context: DiscountContext!
+  createdAt: DateTime!
+  endsAt: DateTime
+  startsAt: DateTime!
+  status: DiscountStatus!
+  title: String!
+  updatedAt: DateTime!
+  usageLimit: Int
+}
+
+union Discount =
+  | DiscountCodeApp
+  | DiscountCodeBasic
+  | DiscountCodeBxgy
+  | DiscountCodeFreeShipping
+
+type DiscountNode {
+  discount: Discount!
+  id: ID!
+}
+
+type DiscountNodeConnection {
+  edges: [DiscountNodeEdge!]!
+  nodes: [DiscountNode!]!
+  pageInfo: PageInfo!
+}
+
+type DiscountNodeEdge {
+  cursor: String!
+  node: DiscountNode!
+}
+
+enum DiscountSortKeys {
+  CREATED_AT
+  ID
+}
 
 type DiscountCodeNode {
   codeDiscount: DiscountCode!

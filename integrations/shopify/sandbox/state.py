@@ -310,6 +310,9 @@ class Discount:
     usage_limit: int | None
     applies_once_per_customer: bool
     tags: list[str]
+    # The ``DiscountCode`` union member it is: an amount or percentage off
+    # (``DiscountCodeBasic``), or free shipping (``DiscountCodeFreeShipping``).
+    kind: str = "DiscountCodeBasic"
 
     def status(self, now: float) -> str:
         if now < self.starts_at:

@@ -18,9 +18,10 @@ from typing import Any, ClassVar
 
 from graphql import GraphQLAbstractType, GraphQLResolveInfo
 
-from .context import Call, Page, connection, limited, money_bag, money_v2
+from .context import Call, Page, connection, limited, money_bag, money_v2, sorted_connection
 from .money import graphql_amount
 from .refunds import RESTOCKING, Suggestion, refundable_money, suggest
+from .search import Field, TimeField, WordField, matcher
 from .state import (
     Customer,
     Discount,
@@ -67,6 +68,48 @@ def _optional_iso(ts: float | None) -> str | None:
     return iso(ts) if ts is not None else None
 
 
+# Without ``read_all_orders`` Shopify lists only the orders of the last 60 days.
+RECENT_ORDERS = 60 * 24 * 3600.0
+
+_ORDER_SORT: dict[str, Callable[[Order], float]] = {
+    "CREATED_AT": lambda o: o.created_at,
+    "PROCESSED_AT": lambda o: o.created_at,
+    "UPDATED_AT": lambda o: o.updated_at,
+    "ID": lambda o: o.id,
+    "ORDER_NUMBER": lambda o: o.number,
+    "TOTAL_PRICE": lambda o: o.total,
+}
+_ORDER_FILTERS: dict[str, Field[Order]] = {
+    "created_at": TimeField(lambda o: o.created_at),
+    "processed_at": TimeField(lambda o: o.created_at),
+    "updated_at": TimeField(lambda o: o.updated_at),
+}
+_CUSTOMER_SORT: dict[str, Callable[[Customer], float]] = {
+    "CREATED_AT": lambda c: c.created_at,
+    "UPDATED_AT": lambda c: c.updated_at,
+    "ID": lambda c: c.id,
+}
+_CUSTOMER_FILTERS: dict[str, Field[Customer]] = {
+    "customer_date": TimeField(lambda c: c.created_at),
+    "updated_at": TimeField(lambda c: c.updated_at),
+}
+_DISCOUNT_SORT: dict[str, Callable[[Discount], float]] = {
+    "CREATED_AT": lambda d: d.created_at,
+    "ID": lambda d: d.id,
+}
+# Every discount the sandbox holds is a code discount.
+_DISCOUNT_FILTERS: dict[str, Field[Discount]] = {
+    "created_at": TimeField(lambda d: d.created_at),
+    "updated_at": TimeField(lambda d: d.created_at),
+    "starts_at": TimeField(lambda d: d.starts_at),
+    "method": WordField(lambda d: ("code",)),
+}
+# Every store credit transaction the sandbox holds is a credit.
+_CREDIT_FILTERS: dict[str, Field[StoreCreditTransaction]] = {
+    "type": WordField(lambda t: ("credit",)),
+}
+
+
 def _money_bag(minor: Callable[[Any], int]) -> Any:
     """A ``MoneyBag`` field of a view over an order: ``minor(view)`` in the order's
     currency, computed at read time."""
@@ -102,6 +145,55 @@ class RootView:
             (d for d in self.call.shop.discounts.values() if d.code.lower() == wanted), None
         )
         return DiscountNodeView(self.call, found) if found is not None else None
+
+    def orders(self, sort_key: str = "PROCESSED_AT", query: str | None = None, **page: Any) -> JSON:
+        """The shop's orders, filtered by ``query`` and sorted by ``sort_key``; without
+        ``read_all_orders``, only those created in the last 60 days, as at Shopify."""
+        self.call.require_scope("orders", "read_orders")
+        wanted = matcher(query, _ORDER_FILTERS)
+        oldest = self.call.now - RECENT_ORDERS
+        every = "read_all_orders" in self.call.scopes
+        found = [
+            o
+            for o in self.call.shop.orders.values()
+            if (every or o.created_at >= oldest) and wanted(o)
+        ]
+        sort = _ORDER_SORT[sort_key]
+        return sorted_connection(
+            found,
+            Page(**page),
+            key=lambda o: (sort(o), o.id),
+            node=lambda o: OrderView(self.call, o),
+        )
+
+    def customers(self, sort_key: str = "ID", query: str | None = None, **page: Any) -> JSON:
+        self.call.require_scope("customers", "read_customers")
+        wanted = matcher(query, _CUSTOMER_FILTERS)
+        found = [c for c in self.call.shop.customers.values() if wanted(c)]
+        sort = _CUSTOMER_SORT[sort_key]
+        return sorted_connection(
+            found,
+            Page(**page),
+            key=lambda c: (sort(c), c.id),
+            node=lambda c: CustomerView(self.call, c),
+        )
+
+    def discount_nodes(self, sort_key: str = "ID", query: str | None = None, **page: Any) -> JSON:
+        self.call.require_scope("discountNodes", "read_discounts")
+        wanted = matcher(query, _DISCOUNT_FILTERS)
+        found = [d for d in self.call.shop.discounts.values() if wanted(d)]
+        sort = _DISCOUNT_SORT[sort_key]
+        return sorted_connection(
+            found,
+            Page(**page),
+            key=lambda d: (sort(d), d.id),
+            node=lambda d: ListedDiscountView(self.call, d),
+        )
+
+    def store_credit_account(self, id: str) -> StoreCreditAccountView | None:
+        number = parse_gid(id, "StoreCreditAccount")
+        found = self.call.shop.credit_accounts.get(number) if number is not None else None
+        return StoreCreditAccountView(self.call, found) if found is not None else None
 
 
 class ShopView:
@@ -510,18 +602,22 @@ class StoreCreditAccountView:
         self.id = gid("StoreCreditAccount", account.id)
         self.balance = money_v2(account.balance, account.currency)
 
-    def transactions(self, sort_key: str = "CREATED_AT", **page: Any) -> JSON:
-        if sort_key == "EXPIRES_AT":
-            ordered = sorted(
-                self.account.transactions,
-                key=lambda t: (t.expires_at is None, t.expires_at or 0.0, t.id),
-            )
-        else:
-            ordered = sorted(self.account.transactions, key=lambda t: (t.created_at, t.id))
-        return connection(
-            ordered,
+    def transactions(
+        self, sort_key: str = "CREATED_AT", query: str | None = None, **page: Any
+    ) -> JSON:
+        self.call.require_scope("transactions", "read_store_credit_account_transactions")
+        wanted = matcher(query, _CREDIT_FILTERS)
+        found = [t for t in self.account.transactions if wanted(t)]
+
+        def key(t: StoreCreditTransaction) -> tuple[float, int]:
+            if sort_key == "EXPIRES_AT":  # credits that never expire come last
+                return (t.expires_at if t.expires_at is not None else float("inf"), t.id)
+            return (t.created_at, t.id)
+
+        return sorted_connection(
+            found,
             Page(**page),
-            number=lambda t: t.id,
+            key=key,
             node=lambda t: StoreCreditTransactionView(self.call, self.account, t),
         )
 
@@ -543,17 +639,35 @@ class StoreCreditTransactionView:
         self.event = "ADJUSTMENT"
 
 
+def discount_view(call: Call, discount: Discount) -> CodeDiscountView:
+    """The ``DiscountCode`` union member that ``discount`` is."""
+    if discount.kind == DiscountCodeFreeShippingView.typename:
+        return DiscountCodeFreeShippingView(call, discount)
+    return DiscountCodeBasicView(call, discount)
+
+
 class DiscountNodeView:
+    """``DiscountCodeNode``: a code discount found by its code."""
+
     def __init__(self, call: Call, discount: Discount) -> None:
         self.id = gid("DiscountCodeNode", discount.id)
-        self.code_discount = DiscountCodeBasicView(call, discount)
+        self.code_discount = discount_view(call, discount)
 
 
-class DiscountCodeBasicView:
-    typename: ClassVar[str] = "DiscountCodeBasic"
+class ListedDiscountView:
+    """``DiscountNode``: a discount as ``discountNodes`` lists it (the same id)."""
 
     def __init__(self, call: Call, discount: Discount) -> None:
-        currency = call.shop.currency
+        self.id = gid("DiscountCodeNode", discount.id)
+        self.discount = discount_view(call, discount)
+
+
+class CodeDiscountView:
+    """What every code discount type has: names, dates, limits, buyers and its code."""
+
+    typename: ClassVar[str]
+
+    def __init__(self, call: Call, discount: Discount) -> None:
         self.call = call
         self.discount = discount
         self.title = discount.title
@@ -565,6 +679,39 @@ class DiscountCodeBasicView:
         self.usage_limit = discount.usage_limit
         self.applies_once_per_customer = discount.applies_once_per_customer
         self.async_usage_count = 0
+
+    @property
+    def context(self) -> JSON:
+        ids = self.discount.customer_ids
+        if ids is None:
+            return {"__typename": "DiscountBuyerSelectionAll", "all": "ALL"}
+        customers = [self.call.shop.customers[i] for i in ids if i in self.call.shop.customers]
+        return {
+            "__typename": "DiscountCustomers",
+            "customers": [CustomerView(self.call, c) for c in customers],
+        }
+
+    def codes(self, **page: Any) -> JSON:
+        code = {
+            "id": gid("DiscountRedeemCode", self.discount.code_id),
+            "code": self.discount.code,
+            "asyncUsageCount": 0,
+        }
+        return connection(
+            [code], Page(**page), number=lambda _c: self.discount.code_id, node=lambda c: c
+        )
+
+
+class DiscountCodeFreeShippingView(CodeDiscountView):
+    typename: ClassVar[str] = "DiscountCodeFreeShipping"
+
+
+class DiscountCodeBasicView(CodeDiscountView):
+    typename: ClassVar[str] = "DiscountCodeBasic"
+
+    def __init__(self, call: Call, discount: Discount) -> None:
+        super().__init__(call, discount)
+        currency = call.shop.currency
         self.tags = list(discount.tags)
         self.combines_with = {
             "orderDiscounts": discount.combines_with.get("orderDiscounts", False),
@@ -593,27 +740,6 @@ class DiscountCodeBasicView:
             " • One use per customer" if discount.applies_once_per_customer else ""
         )
         self.minimum_requirement = _minimum(discount, currency)
-
-    @property
-    def context(self) -> JSON:
-        ids = self.discount.customer_ids
-        if ids is None:
-            return {"__typename": "DiscountBuyerSelectionAll", "all": "ALL"}
-        customers = [self.call.shop.customers[i] for i in ids if i in self.call.shop.customers]
-        return {
-            "__typename": "DiscountCustomers",
-            "customers": [CustomerView(self.call, c) for c in customers],
-        }
-
-    def codes(self, **page: Any) -> JSON:
-        code = {
-            "id": gid("DiscountRedeemCode", self.discount.code_id),
-            "code": self.discount.code,
-            "asyncUsageCount": 0,
-        }
-        return connection(
-            [code], Page(**page), number=lambda _c: self.discount.code_id, node=lambda c: c
-        )
 
 
 def _minimum(discount: Discount, currency: str) -> JSON | None:

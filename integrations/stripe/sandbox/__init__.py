@@ -13,6 +13,7 @@ In-process::
     keys = sandbox.create_account(restricted_keys=[{"permissions": {"refunds": "write"}}])
     client = stripe.StripeClient(keys.secret_key, base_addresses={"api": handle.url})
     sandbox.received_requests(keys.id)            # what arrived: method, path, key, answer
+    sandbox.seed_history(keys.id, records)        # months of past money actions, at once
 
 Stripe's per-account rate limits are off unless asked for:
 ``StripeSandbox(rate_limits=RateLimits())`` applies Stripe's numbers (25 reads and 25

@@ -121,25 +121,29 @@ class Ctx:
 
     def emit(self, event_type: str, obj: JSON, previous: JSON | None = None) -> JSON:
         """Record an event carrying a snapshot of ``obj`` and queue its webhooks."""
+        event = self.event(event_type, obj, previous, created=self.now())
+        self.space.put("events", event)
+        self.core.events.enqueue(self.space, event)
+        self.emitted.append(event)
+        self.core.store.dirty = True
+        return event
+
+    def event(self, event_type: str, obj: JSON, previous: JSON | None, *, created: int) -> JSON:
+        """An event object about ``obj`` as of ``created`` (not yet recorded or sent)."""
         data: JSON = {"object": render(self, obj)}
         if previous:
             data["previous_attributes"] = copy.deepcopy(previous)
-        event: JSON = {
+        return {
             "id": new_id("evt"),
             "object": "event",
             "api_version": self.account.api_version,
-            "created": self.now(),
+            "created": created,
             "data": data,
             "livemode": self.livemode,
             "pending_webhooks": 0,
             "request": {"id": self.request_id, "idempotency_key": self.idempotency_key},
             "type": event_type,
         }
-        self.space.put("events", event)
-        self.core.events.enqueue(self.space, event)
-        self.emitted.append(event)
-        self.core.store.dirty = True
-        return event
 
 
 def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> JSON:

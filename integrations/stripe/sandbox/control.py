@@ -75,6 +75,13 @@ class Control:
             lambda b, p: s.set_rate_limits(_rate_limits(b), account=p["account"]),
         )
         add("POST", "/_sandbox/rate_limits", lambda b, p: s.set_rate_limits(_rate_limits(b)))
+        add(
+            "POST",
+            "/_sandbox/accounts/{account}/history",
+            lambda b, p: s.seed_history(
+                p["account"], b.get("records") or [], livemode=bool(b.get("livemode"))
+            ),
+        )
         add("POST", "/_sandbox/reset", lambda b, p: s.reset())
         add(
             "POST",

@@ -24,6 +24,7 @@ from .context import Config, Ctx
 from .control import Control
 from .engine import Engine, encode
 from .errors import api_error
+from .history import seed_history
 from .idempotency import IdempotencyStore
 from .ratelimit import RateLimiter, RateLimits
 from .resources import disputes as dispute_resource
@@ -298,6 +299,19 @@ class StripeSandbox(SandboxBase):
         if account is not None:
             self._account(account)
         self.limiter.configure(limits, account=account)
+
+    # -- history ---------------------------------------------------------------------------
+
+    def seed_history(self, account_id: str, records: list[JSON], *, livemode: bool = False) -> JSON:
+        """Write past money actions into an account at the times they happened, all at
+        once (see :mod:`.history` for the records and the answer). Raises ``ValueError``
+        before writing anything when a record is wrong."""
+        with self.store.lock:
+            account = self._account(account_id)
+            if livemode and not account.live_enabled:
+                raise ValueError(f"account {account_id} has no live mode")
+            ctx = Ctx(core=self, account=account, space=self.store.space(account_id, livemode))
+            return seed_history(ctx, records)
 
     # -- time ------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ and its writes are atomic, like Stripe's own per-charge locking.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import os
 import tempfile
@@ -40,6 +41,8 @@ class Space:
         self.private: dict[str, JSON] = {}
         self.order: dict[str, int] = {}
         self.tasks = Schedule()
+        # (collection, field) -> (ids by the field's value, how many objects are in it)
+        self._groups: dict[tuple[str, str], tuple[dict[str, list[str]], int]] = {}
         self.settings: JSON = {
             "balance_sufficient": True,
             "refund_mode": None,
@@ -73,6 +76,20 @@ class Space:
     def newest_first(self, collection: str) -> list[JSON]:
         """All objects of a collection, newest first (Stripe's list order)."""
         return list(reversed(list(self.collections.get(collection, {}).values())))
+
+    def grouped(self, collection: str, key: str) -> dict[str, list[str]]:
+        """Ids of ``collection``'s objects by their ``key`` field, oldest first, for a field
+        that never changes once an object exists (a refund's ``charge``): so what belongs to
+        one object (a charge's refunds) is found without scanning every object there is.
+        Brought up to date with the objects added since the last call."""
+        objects = self.collections.get(collection, {})
+        groups, counted = self._groups.get((collection, key), ({}, 0))
+        if counted > len(objects):  # something was removed: count again
+            groups, counted = {}, 0
+        for obj in itertools.islice(objects.values(), counted, None):
+            groups.setdefault(str(obj[key]), []).append(str(obj["id"]))
+        self._groups[(collection, key)] = (groups, len(objects))
+        return groups
 
     def seq(self, object_id: str) -> int:
         """Creation order, for cursor pagination that survives filtering."""

@@ -19,6 +19,9 @@ from ..routing import route
 
 JSON = dict[str, Any]
 
+# Stripe lists the events of the last 30 days only.
+EVENT_RETENTION_SECONDS = 30 * 86400
+
 
 @route("GET", "/v1/events/{id}", "events", "event")
 def retrieve_event(ctx: Ctx, params: Params, id: str) -> JSON:
@@ -29,7 +32,8 @@ def retrieve_event(ctx: Ctx, params: Params, id: str) -> JSON:
 
 @route("GET", "/v1/events", "events", "list:event")
 def list_events(ctx: Ctx, params: Params) -> JSON:
-    """``GET /v1/events`` (filters: ``type`` with ``*`` wildcards, ``types[]``)."""
+    """``GET /v1/events`` (filters: ``type`` with ``*`` wildcards, ``types[]``), going
+    back 30 days."""
     params.allow({*LIST_PARAMS, "type", "types"})
     query = list_query(params)
     single = params.string("type")
@@ -41,10 +45,12 @@ def list_events(ctx: Ctx, params: Params) -> JSON:
     if len(many) > 20:
         raise validation("You may pass at most 20 types.", param="types")
     patterns = many or ([single] if single else [])
+    kept_since = ctx.now() - EVENT_RETENTION_SECONDS
     items = [
         e
         for e in ctx.space.newest_first("events")
-        if not patterns or any(fnmatch.fnmatchcase(e["type"], p) for p in patterns)
+        if e["created"] >= kept_since
+        and (not patterns or any(fnmatch.fnmatchcase(e["type"], p) for p in patterns))
     ]
     return page(ctx, query, items, "/v1/events", collection="events", kind="event")
 

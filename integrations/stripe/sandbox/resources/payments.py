@@ -278,6 +278,47 @@ def create_payment_intent(ctx: Ctx, params: Params) -> JSON:
     return render(ctx, pi)
 
 
+def paid_at(
+    ctx: Ctx, *, created: int, amount: int, currency: str, customer_id: str | None
+) -> tuple[JSON, JSON]:
+    """A captured ``pm_card_visa`` payment (its intent and charge) as if made at ``created``,
+    without events: history written straight into an account (``StripeSandbox.seed_history``)."""
+    card = _card("pm_card_visa", 1970 + created // 31_557_600)
+    pm = shapes.payment_method(
+        created=created, livemode=ctx.livemode, customer_id=customer_id, card=card
+    )
+    pi = shapes.payment_intent(
+        created=created,
+        livemode=ctx.livemode,
+        amount=amount,
+        currency=currency,
+        customer_id=customer_id,
+        capture_method="automatic_async",
+        description=None,
+        metadata={},
+        receipt_email=None,
+        payment_method_types=["card"],
+    )
+    ch = shapes.charge(
+        created=created,
+        livemode=ctx.livemode,
+        pi=pi,
+        pm=pm,
+        card=card,
+        outcome=_outcome(declined=None),
+        succeeded=True,
+        captured=True,
+    )
+    pi.update(
+        status="succeeded", amount_received=amount, payment_method=pm["id"], latest_charge=ch["id"]
+    )
+    ctx.space.put("payment_methods", pm)
+    ctx.space.priv(pm["id"]).update({"token": "pm_card_visa", "card": card})
+    ctx.space.put("payment_intents", pi)
+    ctx.space.put("charges", ch)
+    return pi, ch
+
+
 @route("POST", "/v1/payment_intents/{id}/confirm", "payment_intents", "payment_intent")
 def confirm_payment_intent(ctx: Ctx, params: Params, id: str) -> JSON:
     """``POST /v1/payment_intents/{id}/confirm``."""
@@ -447,7 +488,8 @@ def retrieve_payment_method(ctx: Ctx, params: Params, id: str) -> JSON:
 
 @renderer("charge")
 def _render_charge(ctx: Ctx, out: JSON) -> None:
-    refunds = [r for r in ctx.space.newest_first("refunds") if r["charge"] == out["id"]]
+    ids = ctx.space.grouped("refunds", "charge").get(out["id"], [])
+    refunds = [ctx.space.coll("refunds")[refund_id] for refund_id in reversed(ids)]
     out["refunds"] = {
         "object": "list",
         "data": [render(ctx, r) for r in refunds[:10]],

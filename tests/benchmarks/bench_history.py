@@ -1,0 +1,297 @@
+"""Benchmark: the read-only audit's scan of a long history, at the providers' rate limits.
+
+    .venv/bin/python tests/benchmarks/bench_money_path.py --only history [--records 10000]
+
+For each provider, the sandbox runs as its own process with its rate limit on (Stripe:
+test mode's 25 reads a second, 429 past them; Shopify: each shop's query-cost bucket,
+2,000 points refilled at 100 a second, ``THROTTLED`` past it), on the database and Redis
+of ``bench_money_path``. A shop's history is seeded in one control call, spread over the
+audit's window (Stripe: 90 days; Shopify: 59, the orders an app without
+``read_all_orders`` may list), then the scan is queued as connecting the provider queues
+it and run by a real worker process, as in production (slices of 30 s on the background
+queue; a wait for a slow pace scheduled off the worker). It prints, at 1,000 records and
+at ``--records``:
+
+* records kept, the scan's wall time (started to finished, as the database has them) and
+  records a second;
+* read requests a second next to the rate the provider allows the key (the reader's
+  ``requests_per_second``, which the scan paces itself to), as a percentage, and how many
+  requests the provider turned away;
+* the worker process's peak resident memory (``VmHWM``) once started and after the scan:
+  a scan keeps each page and lets it go, so the peak must not grow with the history.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from pathlib import Path
+
+from bench_money_path import REPO, Sandbox, sandbox_process, worker_env
+from bench_shopify import API_KEY, API_SECRET, install
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.actors import Surface, staff, system_actor
+from app.clock import utcnow
+from app.connections.service import save_stripe_connection
+from app.crypto import SecretBox
+from app.db import make_engine, make_session_factory
+from app.execution.queueing import execution_queue
+from app.history_audit.jobs import enqueue_scan
+from app.history_audit.models import HistoryScan, ScanStatus
+from app.history_audit.scan import start_scan
+from app.queue import connect_redis
+from app.settings import Settings
+from app.shops.models import Shop, StaffMember, StaffRole
+from integrations.shopify.history import STANDARD_RESTORE_RATE, page_costs
+from integrations.stripe import seeding
+from integrations.stripe.history import TEST_READS_PER_SECOND
+
+# Caseward starting the scan as connecting a provider does.
+BENCH = system_actor("benchmark", Surface.CONSOLE)
+OWNER = "bench.owner"
+STRIPE_READ_ONLY = {
+    "refunds": "read",
+    "charges": "read",
+    "customers": "read",
+    "coupons": "read",
+    "promotion_codes": "read",
+    "subscriptions": "read",
+    "events": "read",
+}
+# A shop's history: mostly refunds, then credits and discounts, a few subscriptions.
+STRIPE_MIX = {
+    "refund": 0.6,
+    "customer_credit": 0.15,
+    "discount": 0.15,
+    "subscription_cancel": 0.06,
+    "subscription_change": 0.04,
+}
+DAY = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class ScanFigures:
+    records: int
+    seconds: float
+    requests: int
+    refused: int
+    allowed_per_second: float
+    memory_started: int
+    memory_peak: int
+
+    @property
+    def records_per_second(self) -> float:
+        return self.records / self.seconds
+
+    @property
+    def requests_per_second(self) -> float:
+        return self.requests / self.seconds
+
+
+def peak_memory(pid: int) -> int:
+    """The process's peak resident memory so far, in bytes (Linux's ``VmHWM``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM: peak memory is read from Linux's /proc")
+
+
+@contextmanager
+def scan_worker(env: dict[str, str], queue_name: str) -> Iterator[subprocess.Popen[bytes]]:
+    """One worker process on the background queue with its scheduler, as
+    ``python -m app.execution.worker`` runs it (the scheduler runs the slices a slow
+    provider's pace delays)."""
+    process = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "rq"),
+            "worker",
+            "--with-scheduler",
+            "-q",
+            "-w",
+            "app.execution.worker.CasewardWorker",
+            "--url",
+            env["REDIS_URL"],
+            "--path",
+            str(REPO),
+            queue_name,
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield process
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def scanned(
+    settings: Settings,
+    factory: sessionmaker[Session],
+    shop_id: uuid.UUID,
+    provider: str,
+    env: dict[str, str],
+    answered: Callable[[], Counter[int]],
+    allowed_per_second: float,
+) -> ScanFigures:
+    """Queue a scan of the shop's ``provider`` and let a fresh worker process run it."""
+    with factory() as session:
+        shop = session.get(Shop, shop_id)
+        assert shop is not None
+        scan = start_scan(session, shop=shop, provider=provider, actor=BENCH, now=utcnow())
+        session.commit()
+        scan_id = scan.id
+        queue = execution_queue(connect_redis(settings), settings.background_queue_name)
+        with scan_worker(env, settings.background_queue_name) as worker:
+            time.sleep(3.0)  # the worker imports the app and opens its pool before the scan
+            memory_started = peak_memory(worker.pid)
+            enqueue_scan(queue, scan)
+            while True:
+                session.expire_all()
+                done = session.get(HistoryScan, scan_id)
+                assert done is not None
+                if done.status not in (ScanStatus.QUEUED, ScanStatus.RUNNING):
+                    break
+                time.sleep(0.2)
+            memory_peak = peak_memory(worker.pid)
+        if done.status != ScanStatus.DONE:
+            raise RuntimeError(f"the scan ended {done.status}: {done.error}")
+        assert done.started_at is not None and done.finished_at is not None
+        statuses = answered()
+        return ScanFigures(
+            records=sum(stream["records"] for stream in done.streams.values()),
+            seconds=(done.finished_at - done.started_at).total_seconds(),
+            requests=sum(statuses.values()),
+            refused=statuses[429],
+            allowed_per_second=allowed_per_second,
+            memory_started=memory_started,
+            memory_peak=memory_peak,
+        )
+
+
+# ------------------------------------------------------------------ Stripe
+
+
+def stripe_scan(settings: Settings, sandbox: Sandbox, records: int) -> ScanFigures:
+    account = sandbox.control(
+        "POST", "/accounts", {"restricted_keys": [{"permissions": STRIPE_READ_ONLY}]}
+    )
+    now = utcnow()
+    counts = {kind: round(records * share) for kind, share in STRIPE_MIX.items()}
+    counts["refund"] += records - sum(counts.values())
+    history = seeding.spread_history(counts, start=now - 89 * DAY, end=now - DAY / 24)
+    seeding.seed_history(sandbox.url, sandbox.token, account["id"], history)
+    box = SecretBox(list(settings.encryption_keys))
+    factory = make_session_factory(make_engine(settings.database_url))
+    with factory() as session:
+        shop = Shop(domain=f"history-{uuid.uuid4().hex[:6]}.myshopify.com", name="History")
+        session.add(shop)
+        session.flush()
+        session.add(StaffMember(shop_id=shop.id, user_id=OWNER, role=StaffRole.OWNER))
+        session.flush()
+        save_stripe_connection(
+            session,
+            shop=shop,
+            actor=staff(OWNER, Surface.CONSOLE),
+            api_key=account["restricted_keys"][0]["key"],
+            livemode=False,
+            webhook_secret="whsec_benchmark_history_0123456789",
+            box=box,
+            now=now,
+        )
+        session.commit()
+        shop_id = shop.id
+
+    def answered() -> Counter[int]:
+        """What Stripe answered the account's API requests (the scan's only ones)."""
+        requests = sandbox.control("GET", f"/accounts/{account['id']}/requests")
+        return Counter(request["status"] for request in requests)
+
+    env = worker_env(settings, STRIPE_API_BASE=sandbox.url)
+    return scanned(settings, factory, shop_id, "stripe", env, answered, TEST_READS_PER_SECOND)
+
+
+# ------------------------------------------------------------------ Shopify
+
+
+def shopify_scan(settings: Settings, sandbox: Sandbox, records: int) -> ScanFigures:
+    bench = install(settings, sandbox)
+    now = time.time()
+    sandbox.control(
+        "POST",
+        f"/shops/{bench.domain}/history",
+        {"generate": {"records": records, "start": now - 59 * 86400, "end": now - 3600}},
+    )
+
+    def answered() -> Counter[int]:
+        """What Shopify answered the shop's GraphQL requests (the scan's only ones)."""
+        requests = sandbox.control("GET", f"/shops/{bench.domain}/requests")
+        return Counter(r["status"] for r in requests if r["path"].endswith("/graphql.json"))
+
+    env = worker_env(
+        settings,
+        SHOPIFY_API_KEY=API_KEY,
+        SHOPIFY_API_SECRET=API_SECRET,
+        SHOPIFY_API_BASE=sandbox.url,
+    )
+    allowed = STANDARD_RESTORE_RATE / max(page_costs().values())
+    factory = make_session_factory(make_engine(settings.database_url))
+    figures = scanned(settings, factory, bench.shop_id, "shopify", env, answered, allowed)
+    bench.auth.close()
+    return figures
+
+
+# ------------------------------------------------------------------ the figures
+
+
+def history_figures(settings: Settings, *, records: int) -> None:
+    settings = replace(
+        settings,
+        encryption_keys=(SecretBox.generate_key(),),
+        background_queue_name=f"caseward-bench-history-{uuid.uuid4().hex[:6]}",
+    )
+    print(
+        "history scans at the providers' rate limits, sandboxes as processes, "
+        "one worker process per scan"
+    )
+    print(
+        f"{'provider':>8} | {'records':>7} | {'wall time':>9} | {'records/s':>9} | "
+        f"{'requests/s (allowed, share)':>28} | {'refused':>7} | peak memory (MB): started, scan"
+    )
+    sizes = sorted({1_000, records})
+    with sandbox_process("stripe") as sandbox:
+        sandbox.control("POST", "/rate_limits", {"limits": "stripe"})
+        for size in sizes:
+            _print("stripe", stripe_scan(settings, sandbox, size))
+    with sandbox_process("shopify", "--api-key", API_KEY, "--api-secret", API_SECRET) as sandbox:
+        shopify_settings = replace(
+            settings,
+            shopify_api_key=API_KEY,
+            shopify_api_secret=API_SECRET,
+            shopify_api_base=sandbox.url,
+        )
+        for size in sizes:
+            _print("shopify", shopify_scan(shopify_settings, sandbox, size))
+
+
+def _print(provider: str, figures: ScanFigures) -> None:
+    share = figures.requests_per_second / figures.allowed_per_second
+    megabyte = 1024 * 1024
+    print(
+        f"{provider:>8} | {figures.records:>7,} | {figures.seconds:>7.1f} s | "
+        f"{figures.records_per_second:>9.1f} | "
+        f"{figures.requests_per_second:>7.2f} ({figures.allowed_per_second:6.2f}, {share:5.1%}) | "
+        f"{figures.refused:>7} | {figures.memory_started / megabyte:6.1f}, "
+        f"{figures.memory_peak / megabyte:6.1f}",
+        flush=True,
+    )
