@@ -58,6 +58,8 @@ LONGEST_FIRST = (
     "tests/stripe_spec_selftest/test_strict_mode.py",
     "tests/api/test_openapi_fuzz.py",
     "tests/money_path/test_processes.py",
+    "tests/history_audit/test_scan.py",
+    "tests/merchant_endpoint/test_money_path.py",
     "tests/money_path/test_action_kinds.py",
     "tests/foundation/test_secret_files.py",
     "tests/money_path/test_seed_story.py",
