@@ -24,7 +24,6 @@ at ``--records``:
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -34,7 +33,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
-from bench_money_path import REPO, Sandbox, sandbox_process, worker_env
+from bench_money_path import Sandbox, sandbox_process, worker_env, worker_process
 from bench_shopify import API_KEY, API_SECRET, install
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -109,25 +108,7 @@ def scan_worker(env: dict[str, str], queue_name: str) -> Iterator[subprocess.Pop
     """One worker process on the background queue with its scheduler, as
     ``python -m app.execution.worker`` runs it (the scheduler runs the slices a slow
     provider's pace delays)."""
-    process = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "rq"),
-            "worker",
-            "--with-scheduler",
-            "-q",
-            "-w",
-            "app.execution.worker.CasewardWorker",
-            "--url",
-            env["REDIS_URL"],
-            "--path",
-            str(REPO),
-            queue_name,
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = worker_process(env, queue_name)
     try:
         yield process
     finally:

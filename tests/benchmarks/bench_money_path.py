@@ -201,30 +201,33 @@ def worker_env(settings: Settings, **extra: str) -> dict[str, str]:
     }
 
 
+def worker_process(env: dict[str, str], queue_name: str) -> subprocess.Popen[bytes]:
+    """One ``rq worker --with-scheduler`` on ``queue_name`` with Caseward's worker class, as
+    ``python -m app.execution.worker`` runs it."""
+    return subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "rq"),
+            "worker",
+            "--with-scheduler",
+            "-q",
+            "-w",
+            "app.execution.worker.CasewardWorker",
+            "--url",
+            env["REDIS_URL"],
+            "--path",
+            str(REPO),
+            queue_name,
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 @contextmanager
 def workers(count: int, env: dict[str, str], queue_name: str) -> Iterator[None]:
-    processes = [
-        subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "rq"),
-                "worker",
-                "--with-scheduler",
-                "-q",
-                "-w",
-                "app.execution.worker.CasewardWorker",
-                "--url",
-                env["REDIS_URL"],
-                "--path",
-                str(REPO),
-                queue_name,
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for _ in range(count)
-    ]
+    processes = [worker_process(env, queue_name) for _ in range(count)]
     time.sleep(2.0)  # let the workers import the app and start listening before timing anything
     try:
         yield
