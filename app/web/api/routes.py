@@ -18,6 +18,8 @@ from app.agents.models import AgentTool
 from app.agents.service import (
     issue_agent_credential,
     list_agent_credentials,
+    proposing_agent,
+    proposing_agents,
     revoke_agent_credential,
 )
 from app.approvals.drafts import parse_draft
@@ -141,14 +143,18 @@ def cases_create() -> tuple[Response, int]:
 @bp.get("/cases/<uuid:case_id>")
 @require_staff
 def cases_show(case_id: uuid.UUID) -> Response:
-    file = case_file(request_session(), g.shop.id, case_id)
+    session = request_session()
+    file = case_file(session, g.shop.id, case_id)
+    agents = proposing_agents(session, (proposal for proposal, _ in file.proposals))
     return jsonify(
         {
             **case_summary_json(file.case),
             "request_text": file.case.request_text,
             "customer": customer_json(file.customer),
             "orders": [order_json(o) for o in file.orders],
-            "proposals": [proposal_json(p, approvals) for p, approvals in file.proposals],
+            "proposals": [
+                proposal_json(p, approvals, agents.get(p.id)) for p, approvals in file.proposals
+            ],
             "actions": [action_json(a, attempts) for a, attempts in file.actions],
         }
     )
@@ -248,7 +254,9 @@ def proposals_reject(proposal_id: uuid.UUID) -> tuple[Response, int]:
         now=utcnow(),
     )
     session.commit()
-    return jsonify({"proposal": proposal_json(proposal)}), 200
+    return jsonify(
+        {"proposal": proposal_json(proposal, agent=proposing_agent(session, proposal))}
+    ), 200
 
 
 @bp.get("/actions")
@@ -596,7 +604,9 @@ def _commit_and_enqueue(result: ProposalResult) -> Response:
     commit_and_enqueue(result)
     return jsonify(
         {
-            "proposal": proposal_json(result.proposal),
+            "proposal": proposal_json(
+                result.proposal, agent=proposing_agent(request_session(), result.proposal)
+            ),
             "action": action_json(result.action) if result.action else None,
         }
     )

@@ -5,10 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.orm import object_session
-
 from app.agents.models import AgentCredential
-from app.agents.service import proposing_agent
 from app.approvals.models import Approval, Proposal
 from app.audit import AuditEvent
 from app.cases.models import Case, Customer, Order
@@ -26,7 +23,13 @@ def money(amount: int | None, currency: str | None) -> dict[str, Any] | None:
     return {"amount": amount, "currency": currency, "display": Money(amount, currency).format()}
 
 
-def proposal_json(proposal: Proposal, approvals: list[Approval] | None = None) -> dict[str, Any]:
+def proposal_json(
+    proposal: Proposal,
+    approvals: list[Approval] | None = None,
+    agent: AgentCredential | None = None,
+) -> dict[str, Any]:
+    """The proposal; ``agent``: the credential that proposed it, when an agent did (the
+    caller reads it, :func:`app.agents.service.proposing_agent`)."""
     body: dict[str, Any] = {
         "id": str(proposal.id),
         "case_id": str(proposal.case_id),
@@ -42,7 +45,7 @@ def proposal_json(proposal: Proposal, approvals: list[Approval] | None = None) -
         "params": proposal.params,
         "reason": proposal.reason,
         "proposed_by": proposal.proposed_by,
-        "proposed_by_agent": _proposing_agent(proposal),
+        "proposed_by_agent": {"id": str(agent.id), "name": agent.name} if agent else None,
         "approvals_required": proposal.approvals_required,
         "policy_version": proposal.policy_version,
         "digest": proposal.digest,
@@ -61,13 +64,6 @@ def proposal_json(proposal: Proposal, approvals: list[Approval] | None = None) -
             for a in approvals
         ]
     return body
-
-
-def _proposing_agent(proposal: Proposal) -> dict[str, str] | None:
-    """The agent that proposed, by name, read through the proposal's own session."""
-    session = object_session(proposal)
-    agent = proposing_agent(session, proposal) if session is not None else None
-    return {"id": str(agent.id), "name": agent.name} if agent is not None else None
 
 
 def action_json(action: Action, attempts: list[ActionAttempt] | None = None) -> dict[str, Any]:
