@@ -18,9 +18,12 @@ The contract every reader keeps:
   storing it) is stored once by its records' ids;
 * a provider's 429 or throttle is raised as :class:`~integrations.provider.Throttled`
   with the wait it asked for, before anything of the page is returned; the scan waits and
-  asks again with the same cursor;
+  asks again with the same cursor (a throttle the reader foresaw without asking says
+  ``asked=False``, and is not counted as a request);
 * ``requests_per_second``: the most read requests per second the provider allows this
   key, which the scan paces itself to (and the benchmark compares the scan's rate with).
+  It may change as the reader reads (Shopify's pace depends on what pages cost), so the
+  scan asks for it before every request.
 
 Amounts are integers in the currency's minor unit; currencies lower-case ISO 4217.
 """
@@ -74,6 +77,8 @@ class HistoryPage:
 class HistoryReader(Protocol):
     provider: str
     streams: tuple[str, ...]
-    requests_per_second: float
+
+    @property
+    def requests_per_second(self) -> float: ...
 
     def read_page(self, stream: str, *, since: datetime, cursor: str | None) -> HistoryPage: ...

@@ -257,14 +257,18 @@ class Throttled(ProviderError):
     """The provider answered 429: it did nothing and asks to be called again later.
 
     ``retry_after`` is the provider's own word on how long to wait, in seconds, when it
-    gave one. Send again after it, with the same key and parameters.
+    gave one. Send again after it, with the same key and parameters. ``asked`` is false
+    when the client held the request back itself, knowing from the provider's last answer
+    that it would be refused (nothing was sent, so nothing counts against the provider).
     """
 
     retry_after: float | None
+    asked: bool
 
-    def __init__(self, message: str, *, retry_after: float | None = None):
+    def __init__(self, message: str, *, retry_after: float | None = None, asked: bool = True):
         super().__init__(message)
         self.retry_after = retry_after
+        self.asked = asked
 
 
 class IdempotencyConflict(ProviderError):

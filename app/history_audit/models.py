@@ -66,7 +66,8 @@ class HistoryScan(Base):
     # The start of the window: records created before it are not read.
     since: Mapped[datetime] = mapped_column(UTCDateTime())
     streams: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    # Pages asked of the reader, throttled ones included.
+    # Requests the provider received, throttled ones included (not those the reader held
+    # back itself, knowing they would be throttled).
     requests: Mapped[int] = mapped_column(Integer, default=0)
     requested_by: Mapped[str] = mapped_column(String(255))
     error: Mapped[str | None] = mapped_column(Text)
@@ -80,6 +81,9 @@ class HistoryScan(Base):
     # The earliest the next request may start (the reader's pace after the last one, or
     # the wait the provider asked for): the next slice or a resumed scan keeps to it.
     not_before: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Runs in a row that ended before the provider answered a page (each run counts itself
+    # at its start; an answer sets it back to 0): past a limit the scan fails.
+    stalled_runs: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 

@@ -12,7 +12,10 @@ The sequence (see ARCHITECTURE.md, "the audit never writes"):
    provider or Caseward refuses, then or at any page, end the scan ``failed`` with the
    reason, audited ``history.scan_failed``. Anything else (the provider unreachable, a
    5xx) fails the job only: the scan stays where its last page left it, and the sweeper
-   resumes it once it has been silent a while.
+   resumes it once it has been silent a while. Each run counts itself stalled until the
+   provider answers a page; after :data:`MAX_STALLED_RUNS` such runs in a row (a provider
+   down for an hour, or an error in a later step that no resume mends) the next one ends
+   the scan ``failed`` with that reason, audited.
 3. For each stream not yet read, from its stored cursor: wait for the :class:`Pacer` (never
    faster than the reader's ``requests_per_second``, asked again before every request),
    read one page outside any transaction, then in ONE transaction: lock the scan, check
@@ -75,6 +78,10 @@ _THROTTLE_WAIT = 1.0
 # a second, a 26th arriving a millisecond early is refused, and its Retry-After costs a
 # whole second. 95% leaves 50 ms of every second for that.
 PACE_SHARE = 0.95
+# Runs in a row that may end before the provider answers a page: at 3 minutes between the
+# sweeper's resumes, about an hour of a provider down, or of an error in Caseward's own
+# step that no resume will mend, before the scan ends failed and says so.
+MAX_STALLED_RUNS = 20
 # In a run cut in slices, a wait for the next request longer than this (seconds) ends the
 # slice: the next one is scheduled for when the request may start.
 LONG_WAIT = 2.0
@@ -302,11 +309,16 @@ def _begin(ctx: ScanContext, scan_id: uuid.UUID) -> _Run | str:
         if scan.not_before is not None and scan.heartbeat_at is not None:
             waited = min(scan.not_before, now) - scan.heartbeat_at
             carried = max(waited.total_seconds(), 0.0)
+        if scan.stalled_runs >= MAX_STALLED_RUNS:
+            _fail(session, scan, _stalled(scan.stalled_runs), now)
+            return scan.status
         scan.status = ScanStatus.RUNNING
         scan.started_at = scan.started_at or now
         # Committed before anything can fail: this runner's sign of life, so the sweeper's
-        # next resume of the scan is a job of its own.
+        # next resume of the scan is a job of its own; and this run counted as stalled
+        # until the provider answers it.
         scan.heartbeat_at = now
+        scan.stalled_runs += 1
     with ctx.session_factory() as session, session.begin():
         scan = _locked_scan(session, scan_id)
         if scan is None or scan.status != ScanStatus.RUNNING:
@@ -342,7 +354,7 @@ def _read_stream(run: _Run, stream: str, until: float | None) -> str | None:
             return _fail_now(ctx, run.scan_id, _refusal(run.reader.provider, refused))
         except Throttled as throttled:
             run.pacer.hold_off(throttled.retry_after or _THROTTLE_WAIT)
-            _count_request(run)
+            _held_off(run, asked=throttled.asked)
             continue
         kept = _keep_page(run, stream, state, page)
         if kept is None:
@@ -401,6 +413,7 @@ def _keep_page(
         # A new dict: the JSON column notices an assignment, not a change inside it.
         scan.streams = {**scan.streams, stream: state}
         scan.requests += 1
+        scan.stalled_runs = 0
         scan.heartbeat_at = run.ctx.clock()
         scan.not_before = run.not_before()
         return state
@@ -450,13 +463,14 @@ def _order_of(records: Sequence[PastMoneyAction]) -> str | None:
     return NEWEST_FIRST if times[0] > times[-1] else OLDEST_FIRST
 
 
-def _count_request(run: _Run) -> None:
-    """A throttled request was still a request: count it, keep the wait the provider
-    asked for, and show the scan alive."""
+def _held_off(run: _Run, *, asked: bool) -> None:
+    """Keep the wait a throttle asked for and show the scan alive; a request the provider
+    turned away was still a request (counted), one the reader held back was not."""
     with run.ctx.session_factory() as session, session.begin():
         scan = _locked_scan(session, run.scan_id)
         if scan is not None:
-            scan.requests += 1
+            scan.requests += 1 if asked else 0
+            scan.stalled_runs = 0  # the provider, or what it last said, still answers
             scan.heartbeat_at = run.ctx.clock()
             scan.not_before = run.not_before()
 
@@ -531,6 +545,14 @@ def _fail(session: Session, scan: HistoryScan, reason: Sentence, now: datetime) 
         actor=WORKER,
         data={"scan": str(scan.id), "provider": scan.provider, "reason": str(reason)},
         now=now,
+    )
+
+
+def _stalled(runs: int) -> Sentence:
+    return said(
+        "the audit stopped after %(runs)s attempts in a row read nothing: the provider did "
+        "not answer, or Caseward could not keep what it read; run the audit again later",
+        runs=runs,
     )
 
 

@@ -74,8 +74,8 @@ class ShopifyThrottled(ShopifyError, Throttled):
 
     retry_after: float
 
-    def __init__(self, message: str, *, retry_after: float) -> None:
-        super().__init__(message, retry_after=retry_after)
+    def __init__(self, message: str, *, retry_after: float, asked: bool = True) -> None:
+        super().__init__(message, retry_after=retry_after, asked=asked)
         self.retry_after = retry_after
 
 

@@ -175,7 +175,9 @@ class AdminClient:
         wait = shortfall / bucket.restore_rate
         if wait > self._max_throttle_wait:
             raise ShopifyThrottled(
-                f"{self.shop}: the cost bucket needs {wait:.1f}s to refill", retry_after=wait
+                f"{self.shop}: the cost bucket needs {wait:.1f}s to refill",
+                retry_after=wait,
+                asked=False,
             )
         self._sleep(wait)
 

@@ -45,18 +45,22 @@ end, and a queue of reads the list's pages asked for and that come first. The st
 
 Pace: Shopify prices a query before running it (``requestedQueryCost``) and takes that
 from the shop's bucket, which refills at its restore rate (100 points a second on the
-standard plan, 1,000 on Plus); it gives back what the answer did not use. The reader's
-``requests_per_second`` is ``restore_rate / page cost``, with the page cost the largest
-requested cost of the queries it sends, priced by Shopify's published rules (an object 1,
-a connection 2 plus its page size times an item, a scalar nothing) with each item's
-``nodes`` and ``pageInfo`` counted, as the sandbox prices them (see :func:`page_costs`):
-no page can find the bucket short if the scan keeps to it. Answers usually cost less
-than asked for (most orders hold no refund, most customers no store credit), so Shopify
-would allow more; the contract's one fixed rate cannot know how much before reading.
+standard plan, 1,000 on Plus); it gives back what the answer did not use
+(``actualQueryCost``), so the bucket drains by what answers really cost. The reader's
+``requests_per_second`` is the restore rate over what a page costs: before its first
+answer, the worst case (the largest requested cost of its queries, priced by Shopify's
+published rules as the sandbox prices them, see :func:`page_costs`); then the mean actual
+cost of its last :data:`PACE_MEMORY` answers, at the restore rate the answers report. Most
+orders hold no refund and most customers no store credit, so pages usually cost a fraction
+of what they ask for, and the scan, which asks for the rate before every request, reads
+several times faster than the worst case would let it. A page that costs more than the
+mean lets the bucket sink; when it is too short for the next query's requested cost, the
+client says so before sending (below), with the wait the refill needs.
 
 A ``THROTTLED`` answer, a 429, or a bucket that this reader's last answer shows too
-short for the next query raises :class:`~integrations.shopify.errors.ShopifyThrottled`
-(a :class:`~integrations.provider.Throttled`) with the wait the bucket's numbers imply,
+short for the next query (``asked`` false: nothing was sent) raises
+:class:`~integrations.shopify.errors.ShopifyThrottled` (a
+:class:`~integrations.provider.Throttled`) with the wait the bucket's numbers imply,
 before anything of the page is returned; the client never waits or retries on its own
 here, and the same cursor then reads the same page. Nothing here imports ``app``.
 """
@@ -65,6 +69,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -118,6 +123,9 @@ CREDITS_PER_ACCOUNT = 2
 MORE_ACCOUNTS = 10
 MORE_CREDITS = 250
 DISCOUNTS_PAGE = 49
+# How many of the latest answers' costs the pace is reckoned on: enough to smooth one
+# costly page, few enough to follow a stream whose pages cost more or less than the last.
+PACE_MEMORY = 10
 
 _SHOP_MONEY = "shopMoney { amount currencyCode }"
 
@@ -406,7 +414,8 @@ class ShopifyHistoryReader:
             max_throttle_retries=0,
             max_throttle_wait=0.0,
         )
-        self.requests_per_second = restore_rate / max(page_costs().values())
+        self._restore_rate = restore_rate
+        self._spent: deque[float] = deque(maxlen=PACE_MEMORY)
         self._readers: dict[str, Callable[[datetime, _Position], _Read]] = {
             "refunds": self._refunds,
             "store_credits": self._store_credits,
@@ -415,6 +424,14 @@ class ShopifyHistoryReader:
 
     def __repr__(self) -> str:
         return f"ShopifyHistoryReader(shop={self.shop!r})"
+
+    @property
+    def requests_per_second(self) -> float:
+        """The bucket's refill over what a page costs: before any answer, the worst
+        case (the largest requested cost); then what the last pages really used."""
+        if not self._spent:
+            return self._restore_rate / max(page_costs().values())
+        return self._restore_rate / max(sum(self._spent) / len(self._spent), 1.0)
 
     def read_page(self, stream: str, *, since: datetime, cursor: str | None) -> HistoryPage:
         """The next page of ``stream`` created at or after ``since``; see the module
@@ -430,7 +447,14 @@ class ShopifyHistoryReader:
     # ------------------------------------------------------------ querying
 
     def _query(self, document: str, variables: Mapping[str, Any], operation: str) -> Any:
-        return self._client.execute(document, variables, operation_name=operation).data
+        answer = self._client.execute(document, variables, operation_name=operation)
+        if answer.cost is not None:
+            # Shopify takes the requested cost up front and gives back what the answer
+            # did not use: the bucket drains by the actual cost.
+            cost = answer.cost
+            self._spent.append(cost.requested if cost.actual is None else cost.actual)
+            self._restore_rate = cost.restore_rate or self._restore_rate
+        return answer.data
 
     # ------------------------------------------------------------ refunds
 

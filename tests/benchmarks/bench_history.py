@@ -14,9 +14,11 @@ at ``--records``:
 
 * records kept, the scan's wall time (started to finished, as the database has them) and
   records a second;
-* read requests a second next to the rate the provider allows the key (the reader's
-  ``requests_per_second``, which the scan paces itself to), as a percentage, and how many
-  requests the provider turned away;
+* how much of the provider's limit the scan used a second, next to what the limit allows,
+  as a percentage: at Stripe, read requests against the key's 25 a second; at Shopify,
+  query-cost points used (what answers really cost, as the shop's bucket counts them)
+  against the bucket's refill of 100 a second; and how many requests the provider turned
+  away (Stripe's 429s, Shopify's ``THROTTLED`` answers);
 * the worker process's peak resident memory (``VmHWM``) once started and after the scan:
   a scan keeps each page and lets it go, so the peak must not grow with the history.
 """
@@ -49,7 +51,6 @@ from app.history_audit.scan import start_scan
 from app.queue import connect_redis
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
-from integrations.shopify.history import STANDARD_RESTORE_RATE, page_costs
 from integrations.stripe import seeding
 from integrations.stripe.history import TEST_READS_PER_SECOND
 
@@ -81,6 +82,10 @@ class ScanFigures:
     records: int
     seconds: float
     requests: int
+    # How much of the provider's limit the scan used (requests, or cost points), and
+    # how much of it the provider allows a second.
+    used: float
+    unit: str
     refused: int
     allowed_per_second: float
     memory_started: int
@@ -91,8 +96,17 @@ class ScanFigures:
         return self.records / self.seconds
 
     @property
-    def requests_per_second(self) -> float:
-        return self.requests / self.seconds
+    def used_per_second(self) -> float:
+        return self.used / self.seconds
+
+
+@dataclass(frozen=True)
+class LimitUsage:
+    """What the sandbox counted of the scan's use of the provider's limit."""
+
+    requests: int
+    used: float
+    refused: int
 
 
 def peak_memory(pid: int) -> int:
@@ -122,7 +136,8 @@ def scanned(
     shop_id: uuid.UUID,
     provider: str,
     env: dict[str, str],
-    answered: Callable[[], Counter[int]],
+    usage: Callable[[], LimitUsage],
+    unit: str,
     allowed_per_second: float,
 ) -> ScanFigures:
     """Queue a scan of the shop's ``provider`` and let a fresh worker process run it."""
@@ -148,12 +163,14 @@ def scanned(
         if done.status != ScanStatus.DONE:
             raise RuntimeError(f"the scan ended {done.status}: {done.error}")
         assert done.started_at is not None and done.finished_at is not None
-        statuses = answered()
+        used = usage()
         return ScanFigures(
             records=sum(stream["records"] for stream in done.streams.values()),
             seconds=(done.finished_at - done.started_at).total_seconds(),
-            requests=sum(statuses.values()),
-            refused=statuses[429],
+            requests=used.requests,
+            used=used.used,
+            unit=unit,
+            refused=used.refused,
             allowed_per_second=allowed_per_second,
             memory_started=memory_started,
             memory_peak=memory_peak,
@@ -193,13 +210,17 @@ def stripe_scan(settings: Settings, sandbox: Sandbox, records: int) -> ScanFigur
         session.commit()
         shop_id = shop.id
 
-    def answered() -> Counter[int]:
+    def usage() -> LimitUsage:
         """What Stripe answered the account's API requests (the scan's only ones)."""
         requests = sandbox.control("GET", f"/accounts/{account['id']}/requests")
-        return Counter(request["status"] for request in requests)
+        statuses = Counter(request["status"] for request in requests)
+        sent = sum(statuses.values())
+        return LimitUsage(requests=sent, used=sent, refused=statuses[429])
 
     env = worker_env(settings, STRIPE_API_BASE=sandbox.url)
-    return scanned(settings, factory, shop_id, "stripe", env, answered, TEST_READS_PER_SECOND)
+    return scanned(
+        settings, factory, shop_id, "stripe", env, usage, "requests", TEST_READS_PER_SECOND
+    )
 
 
 # ------------------------------------------------------------------ Shopify
@@ -214,10 +235,24 @@ def shopify_scan(settings: Settings, sandbox: Sandbox, records: int) -> ScanFigu
         {"generate": {"records": records, "start": now - 59 * 86400, "end": now - 3600}},
     )
 
-    def answered() -> Counter[int]:
-        """What Shopify answered the shop's GraphQL requests (the scan's only ones)."""
+    def graphql_requests() -> int:
         requests = sandbox.control("GET", f"/shops/{bench.domain}/requests")
-        return Counter(r["status"] for r in requests if r["path"].endswith("/graphql.json"))
+        return sum(1 for r in requests if r["path"].endswith("/graphql.json"))
+
+    def bucket() -> dict[str, float]:
+        return sandbox.control("GET", f"/shops/{bench.domain}/cost_bucket")
+
+    installed_requests, installed = graphql_requests(), bucket()
+
+    def usage() -> LimitUsage:
+        """The shop's GraphQL requests and cost points since it was installed (the
+        scan's only ones)."""
+        used = bucket()
+        return LimitUsage(
+            requests=graphql_requests() - installed_requests,
+            used=used["spent"] - installed["spent"],
+            refused=int(used["refused"] - installed["refused"]),
+        )
 
     env = worker_env(
         settings,
@@ -225,9 +260,11 @@ def shopify_scan(settings: Settings, sandbox: Sandbox, records: int) -> ScanFigu
         SHOPIFY_API_SECRET=API_SECRET,
         SHOPIFY_API_BASE=sandbox.url,
     )
-    allowed = STANDARD_RESTORE_RATE / max(page_costs().values())
+    restore_rate = installed["restore_rate"]
     factory = make_session_factory(make_engine(settings.database_url))
-    figures = scanned(settings, factory, bench.shop_id, "shopify", env, answered, allowed)
+    figures = scanned(
+        settings, factory, bench.shop_id, "shopify", env, usage, "points", restore_rate
+    )
     bench.auth.close()
     return figures
 
@@ -247,7 +284,8 @@ def history_figures(settings: Settings, *, records: int) -> None:
     )
     print(
         f"{'provider':>8} | {'records':>7} | {'wall time':>9} | {'records/s':>9} | "
-        f"{'requests/s (allowed, share)':>28} | {'refused':>7} | peak memory (MB): started, scan"
+        f"{'requests':>8} | {'limit used a second (allowed, share)':>38} | {'refused':>7} | "
+        "peak memory (MB): started, scan"
     )
     sizes = sorted({1_000, records})
     with sandbox_process("stripe") as sandbox:
@@ -266,12 +304,13 @@ def history_figures(settings: Settings, *, records: int) -> None:
 
 
 def _print(provider: str, figures: ScanFigures) -> None:
-    share = figures.requests_per_second / figures.allowed_per_second
+    share = figures.used_per_second / figures.allowed_per_second
     megabyte = 1024 * 1024
+    used = f"{figures.used_per_second:.2f} {figures.unit}"
     print(
         f"{provider:>8} | {figures.records:>7,} | {figures.seconds:>7.1f} s | "
-        f"{figures.records_per_second:>9.1f} | "
-        f"{figures.requests_per_second:>7.2f} ({figures.allowed_per_second:6.2f}, {share:5.1%}) | "
+        f"{figures.records_per_second:>9.1f} | {figures.requests:>8,} | "
+        f"{used:>16} ({figures.allowed_per_second:6.2f}, {share:6.1%}) | "
         f"{figures.refused:>7} | {figures.memory_started / megabyte:6.1f}, "
         f"{figures.memory_peak / megabyte:6.1f}",
         flush=True,

@@ -12,6 +12,7 @@ logs.
 from __future__ import annotations
 
 import base64
+import itertools
 import time
 import uuid
 from collections import Counter
@@ -56,14 +57,23 @@ from app.history_audit.jobs import (
     SLICE_SECONDS,
     enqueue_scan,
     scan_job_id,
+    scans_to_resume,
 )
 from app.history_audit.models import HistoryFinding, HistoryRecord, ScanStatus
-from app.history_audit.scan import LONG_WAIT, PACE_SHARE, Pacer, ScanContext, run_scan
+from app.history_audit.scan import (
+    LONG_WAIT,
+    MAX_STALLED_RUNS,
+    PACE_SHARE,
+    Pacer,
+    ScanContext,
+    run_scan,
+)
 from app.queue import connect_redis
 from app.settings import Settings
 from app.shops.models import Shop
 from integrations.history import HistoryPage, HistoryReader
-from integrations.shopify.history import READ_SCOPES
+from integrations.provider import Throttled
+from integrations.shopify.history import READ_SCOPES, STANDARD_RESTORE_RATE, page_costs
 from integrations.shopify.sandbox import ShopifySandbox
 from integrations.stripe.sandbox import RateLimits, StripeSandbox
 
@@ -188,6 +198,18 @@ def test_installing_in_shopify_scans_every_record_of_the_window_once_with_querie
     assert (scan.status, scan.requested_by) == (ScanStatus.QUEUED, "system:install")
     clock = SteppedClock()
     ctx = replace(scan_context(app, settings), monotonic=clock.monotonic, sleep=clock.sleep)
+    # When each page was read, and the pace the reader asked for after it.
+    built: list[HistoryReader] = []
+    reads: list[tuple[float, float]] = []
+
+    def remembered(session: Session, shop_id: uuid.UUID, provider: str) -> HistoryReader:
+        built.append(scan_context(app, settings).readers(session, shop_id, provider))
+        return built[-1]
+
+    ctx = watched(
+        replace(ctx, readers=remembered),
+        lambda _read, _stream: reads.append((clock.now, built[-1].requests_per_second)),
+    )
     status = run_scan(ctx, scan.id)
 
     assert status == ScanStatus.DONE
@@ -196,10 +218,14 @@ def test_installing_in_shopify_scans_every_record_of_the_window_once_with_querie
     assert set(kept) == seeded.inside
     operations = shopify.received_operations(store.domain)
     assert operations and {operation.kind for operation in operations} == {"query"}
-    # Paced as the reader asked: never two queries closer than its rate allows.
-    rate = ctx.readers(session, shop.id, "shopify").requests_per_second
-    session.rollback()  # building the reader locked the install row (its token)
-    assert clock.now >= (len(operations) - 1) / rate
+    # Paced as the reader asked after each answer: never two queries closer than that.
+    assert len(reads) == len(operations) > 2
+    for (started, rate), (next_started, _) in itertools.pairwise(reads):
+        assert next_started - started >= 1 / (rate * PACE_SHARE) - 1e-9
+    # Pages cost less than their worst case, and the pace follows what they cost.
+    worst = STANDARD_RESTORE_RATE / max(page_costs().values())
+    assert min(rate for _, rate in reads) > worst
+    assert clock.now < (len(operations) - 1) / worst / 2
 
 
 # ------------------------------------------------------------------ stopping and resuming
@@ -209,9 +235,15 @@ class Crash(Exception):
     """The worker's process dying, as far as the scan can tell."""
 
 
-def watched(ctx: ScanContext, after_read: Callable[[int, str], None]) -> ScanContext:
-    """``ctx`` whose readers call ``after_read(pages read so far, stream)`` after each page
-    they read, before the scan keeps it."""
+def watched(
+    ctx: ScanContext,
+    after_read: Callable[[int, str], None] = lambda read, stream: None,
+    *,
+    before_read: Callable[[], None] = lambda: None,
+) -> ScanContext:
+    """``ctx`` whose readers call ``before_read()`` before each page they read (which may
+    raise what a provider's reader raises), and ``after_read(pages read so far, stream)``
+    after it, before the scan keeps it."""
     read = 0
 
     def readers(session: Session, shop_id: uuid.UUID, provider: str) -> HistoryReader:
@@ -220,10 +252,14 @@ def watched(ctx: ScanContext, after_read: Callable[[int, str], None]) -> ScanCon
         class Watched:
             provider = reader.provider
             streams = reader.streams
-            requests_per_second = reader.requests_per_second
+
+            @property
+            def requests_per_second(self) -> float:
+                return reader.requests_per_second
 
             def read_page(self, stream: str, *, since: datetime, cursor: str | None) -> HistoryPage:
                 nonlocal read
+                before_read()
                 page = reader.read_page(stream, since=since, cursor=cursor)
                 read += 1
                 after_read(read, stream)
@@ -375,6 +411,30 @@ def test_stripe_throttling_the_scan_is_waited_out_and_the_same_page_asked_again(
     assert the_scan(session, scan_id).requests == sum(statuses.values())
 
 
+def test_a_throttle_the_reader_foresaw_is_waited_out_and_not_counted_as_a_request(
+    app: Flask, settings: Settings, session: Session, sandbox: StripeSandbox, shop: StripeShop
+) -> None:
+    seeded = stripe_history(sandbox, shop.account.id, refunds=5)
+    scan_id = _connected_scan(shop, session)
+    clock = SteppedClock()
+    base = replace(scan_context(app, settings), monotonic=clock.monotonic, sleep=clock.sleep)
+    held = 0
+
+    def foreseen() -> None:
+        nonlocal held
+        if held < 2:  # as Shopify's client does when its bucket is known short
+            held += 1
+            raise Throttled("the bucket is short", retry_after=3.0, asked=False)
+
+    assert run_scan(watched(base, before_read=foreseen), scan_id) == ScanStatus.DONE
+
+    assert held == 2 and clock.now >= 6.0
+    kept = kept_ids(session, scan_id)
+    assert set(kept) == seeded.inside
+    sent = len(sandbox.received_requests(shop.account.id))
+    assert the_scan(session, scan_id).requests == sent
+
+
 # ------------------------------------------------------------------ re-running, refusals
 
 
@@ -430,6 +490,48 @@ def test_a_key_stripe_refuses_a_read_ends_the_scan_failed_saying_why(
     ).one()
     assert failed.data["scan"] == str(scan_id)
     assert session.scalar(select(func.count()).select_from(HistoryFinding)) == 0
+
+
+def test_a_scan_no_resume_can_carry_on_ends_failed_saying_why_instead_of_forever(
+    app: Flask, settings: Settings, session: Session, sandbox: StripeSandbox, shop: StripeShop
+) -> None:
+    stripe_history(sandbox, shop.account.id, refunds=5)
+    scan_id = _connected_scan(shop, session)
+    pages_left = 0  # how many pages the provider answers before it is down again
+
+    def down() -> None:
+        nonlocal pages_left
+        if pages_left == 0:
+            raise ConnectionError("the provider is down")
+        pages_left -= 1
+
+    ctx = watched(scan_context(app, settings), before_read=down)
+
+    def resumed(times: int) -> None:
+        for _ in range(times):  # the sweeper's resumes, each a failed job
+            with pytest.raises(ConnectionError):
+                run_scan(ctx, scan_id)
+
+    resumed(MAX_STALLED_RUNS - 1)
+    pages_left = 1  # one page answered: the scan is carrying on, the count starts again
+    resumed(1)
+    resumed(MAX_STALLED_RUNS)
+    assert the_scan(session, scan_id).status == ScanStatus.RUNNING
+    assert the_scan(session, scan_id).requests == 1
+
+    assert run_scan(ctx, scan_id) == ScanStatus.FAILED
+    shown = shop.viewer.get("/api/shop/history-audit").get_json()["scans"][0]
+    assert shown["status"] == "failed"
+    assert f"after {MAX_STALLED_RUNS} attempts in a row read nothing" in shown["error"]
+    failed = session.scalars(
+        select(AuditEvent).where(
+            AuditEvent.shop_id == shop.shop_id, AuditEvent.kind == "history.scan_failed"
+        )
+    ).one()
+    assert failed.data["scan"] == str(scan_id)
+    later = utcnow() + 2 * SILENT_AFTER
+    session.expire_all()
+    assert scan_id not in {scan.id for scan in scans_to_resume(session, later)}
 
 
 def test_one_shops_scan_never_reads_or_shows_anothers(
@@ -512,7 +614,7 @@ def test_the_pacer_never_starts_requests_closer_than_the_rate_allows() -> None:
     assert starts == [0.0, 0.25, 0.5, 2.5, 3.0]
 
 
-def test_a_wait_for_shopifys_pace_is_spent_off_the_worker_by_scheduling_the_next_slice(
+def test_a_wait_for_shopifys_bucket_is_spent_off_the_worker_by_scheduling_the_next_slice(
     app: Flask,
     client: FlaskClient,
     settings: Settings,
@@ -527,14 +629,18 @@ def test_a_wait_for_shopifys_pace_is_spent_off_the_worker_by_scheduling_the_next
     scan = newest(scans_of(session, _shop_of(session, store.domain).id), "shopify")
     clock = SteppedClock()
     ctx = replace(scan_context(app, settings), monotonic=clock.monotonic, sleep=clock.sleep)
+    # Other apps of the shop have drained its query-cost bucket.
+    shopify.set_available_cost(store.domain, 0)
 
-    # A slice of the job: one query, then the next may wait ten seconds, so it ends.
+    # A slice of the job: one query, throttled; the refill takes ten seconds, so it ends.
     assert run_scan(ctx, scan.id, until=SLICE_SECONDS) == ScanStatus.RUNNING
     assert len(shopify.received_operations(store.domain)) == 1 and clock.now == 0.0
 
     stopped = the_scan(session, scan.id)
+    assert stopped.requests == 1 and stopped.streams["refunds"]["pages"] == 0
     assert stopped.not_before is not None and stopped.heartbeat_at is not None
-    assert stopped.not_before - stopped.heartbeat_at > timedelta(seconds=LONG_WAIT)
+    waited = stopped.not_before - stopped.heartbeat_at
+    assert waited > timedelta(seconds=LONG_WAIT)
     queue = execution_queue(connect_redis(settings), settings.background_queue_name)
     assert enqueue_scan(queue, stopped) and not enqueue_scan(queue, stopped)
     scheduled = ScheduledJobRegistry(queue=queue)
@@ -542,14 +648,13 @@ def test_a_wait_for_shopifys_pace_is_spent_off_the_worker_by_scheduling_the_next
     due = scheduled.get_scheduled_time(scan_job_id(stopped))
     assert abs(due - (stopped.not_before - SCHEDULER_LEAD)) < timedelta(seconds=1)
 
-    # Started by the scheduler, the next slice waits out the rest of the pace itself, and
-    # the page it reads took the whole wait.
+    # Started by the scheduler, the next slice waits out the rest of the refill itself,
+    # reads the history to its end, and its first page took the whole wait.
+    shopify.set_available_cost(store.domain, 2_000)  # the bucket refilled meanwhile
     later = SteppedClock()
     started = stopped.not_before - SCHEDULER_LEAD
     ctx = replace(ctx, clock=lambda: started, monotonic=later.monotonic, sleep=later.sleep)
-    assert run_scan(ctx, scan.id, until=SLICE_SECONDS) == ScanStatus.RUNNING
+    assert run_scan(ctx, scan.id, until=SLICE_SECONDS) == ScanStatus.DONE
     refunds = the_scan(session, scan.id).streams["refunds"]
-    rate = ctx.readers(session, stopped.shop_id, "shopify").requests_per_second
-    session.rollback()  # building the reader locked the install row (its token)
-    assert later.now == pytest.approx(SCHEDULER_LEAD.total_seconds()) and refunds["pages"] == 2
-    assert refunds["seconds"] >= 1 / (rate * PACE_SHARE)
+    assert later.now >= SCHEDULER_LEAD.total_seconds()
+    assert refunds["seconds"] >= waited.total_seconds()

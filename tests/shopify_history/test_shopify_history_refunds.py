@@ -190,10 +190,11 @@ def test_a_throttled_page_raises_with_the_buckets_wait_and_the_same_cursor_works
 
     # The page costs 974 points (see page_costs), refilled at 100 a second.
     wait = throttled.value.retry_after
-    assert wait is not None and wait == pytest.approx(9.74)
+    assert wait is not None and wait == pytest.approx(9.74) and throttled.value.asked
     asked = history_shop.operations("HistoryRefunds")
-    with pytest.raises(Throttled):  # the bucket is known to be short: not even sent
+    with pytest.raises(Throttled) as held:  # the bucket is known to be short: not even sent
         history_shop.page("refunds")
+    assert not held.value.asked
     assert history_shop.operations("HistoryRefunds") == asked
 
     history_shop.sandbox.advance_clock(wait)

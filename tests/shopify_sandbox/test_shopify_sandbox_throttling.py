@@ -11,7 +11,7 @@ from integrations.shopify.sandbox import SandboxShop, ShopifySandbox
 
 
 def test_each_answer_reports_its_cost_and_the_bucket_after_it(
-    client: httpx.Client, shop: SandboxShop, token: str, seeded: Seeded
+    client: httpx.Client, sandbox: ShopifySandbox, shop: SandboxShop, token: str, seeded: Seeded
 ) -> None:
     cost = graphql(client, shop.domain, token, SHOP).json()["extensions"]["cost"]
     assert cost["requestedQueryCost"] == cost["actualQueryCost"] == 1
@@ -19,11 +19,13 @@ def test_each_answer_reports_its_cost_and_the_bucket_after_it(
     assert cost["throttleStatus"]["restoreRate"] == 100.0
 
     before = cost["throttleStatus"]["currentlyAvailable"]
+    used = sandbox.cost_usage(shop.domain)["spent"]
     order = graphql(client, shop.domain, token, ORDER, {"id": seeded.order}).json()
     cost = order["extensions"]["cost"]
     # Pages are priced at the size asked for, and charged at the size answered.
     assert cost["requestedQueryCost"] > cost["actualQueryCost"] > 1
     assert cost["throttleStatus"]["currentlyAvailable"] == before - cost["actualQueryCost"]
+    assert sandbox.cost_usage(shop.domain)["spent"] - used == cost["actualQueryCost"]
 
     mutation = graphql(
         client,
@@ -53,8 +55,13 @@ def test_a_short_bucket_throttles_and_runs_nothing_until_it_refills(
     assert cost["throttleStatus"]["currentlyAvailable"] == 5.0
 
     sandbox.advance_clock(0.05)  # +5 points: enough for the mutation
+    used = sandbox.cost_usage(shop.domain)
     done = graphql(client, shop.domain, token, REFUND_CREATE, variables).json()
     assert done["data"]["refundCreate"]["userErrors"] == []
+    # What a benchmark reads: points used as answers report them, refusals counted.
+    after = sandbox.cost_usage(shop.domain)
+    assert after["spent"] - used["spent"] == done["extensions"]["cost"]["actualQueryCost"]
+    assert after["refused"] == used["refused"] >= 1
     assert done["extensions"]["cost"]["throttleStatus"]["currentlyAvailable"] == 0.0
     sandbox.advance_clock(10)
     order = graphql(client, shop.domain, token, ORDER, {"id": seeded.order}).json()

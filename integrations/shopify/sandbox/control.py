@@ -103,6 +103,11 @@ def shopify_control_router(sandbox: ShopifySandbox) -> ControlRouter:
     )
     add(
         "GET",
+        "/_sandbox/shops/{shop}/cost_bucket",
+        lambda b, p: s.cost_usage(p["shop"]),
+    )
+    add(
+        "GET",
         "/_sandbox/shops/{shop}/requests",
         lambda b, p: [r.to_json() for r in s.received_requests(p["shop"])],
     )

@@ -189,6 +189,10 @@ class Buckets:
         self.restore_rate = restore_rate
         self._lock = threading.Lock()
         self._levels: dict[str, tuple[float, float]] = {}  # shop -> (available, at)
+        # What each shop's queries have used (charged less given back), and how many
+        # were turned away: what a benchmark compares with the refill.
+        self._spent: dict[str, float] = {}
+        self._refused: dict[str, int] = {}
 
     def _level(self, shop: str, now: float) -> float:
         available, at = self._levels.get(shop, (self.maximum, now))
@@ -204,6 +208,9 @@ class Buckets:
             charged = available >= cost
             if charged:
                 available -= cost
+                self._spent[shop] = self._spent.get(shop, 0.0) + cost
+            else:
+                self._refused[shop] = self._refused.get(shop, 0) + 1
             self._levels[shop] = (available, now)
             return charged, ThrottleStatus(self.maximum, available, self.restore_rate)
 
@@ -212,7 +219,17 @@ class Buckets:
         with self._lock:
             available = min(self.maximum, self._level(shop, now) + max(points, 0.0))
             self._levels[shop] = (available, now)
+            self._spent[shop] = self._spent.get(shop, 0.0) - max(points, 0.0)
             return ThrottleStatus(self.maximum, available, self.restore_rate)
+
+    def usage(self, shop: str) -> dict[str, float]:
+        """Points the shop's queries used, and how many queries the bucket refused."""
+        with self._lock:
+            return {
+                "spent": round(self._spent.get(shop, 0.0), 3),
+                "refused": self._refused.get(shop, 0),
+                "restore_rate": self.restore_rate,
+            }
 
     def set_available(self, shop: str, points: float, now: float) -> None:
         """Set what a shop's bucket holds now (tests stage a short bucket this way)."""

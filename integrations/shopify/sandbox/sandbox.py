@@ -552,6 +552,12 @@ class ShopifySandbox(SandboxBase):
             shop.refund_status = status
             shop.refund_settle_after = settle_after if status == "PENDING" else None
 
+    def cost_usage(self, shop_domain: str) -> dict[str, float]:
+        """The points the shop's queries used (charged, less what was given back), how
+        many the bucket refused (``THROTTLED``), and its refill a second."""
+        self.store.shop(shop_domain)
+        return self.buckets.usage(shop_domain)
+
     def set_available_cost(self, shop_domain: str, points: float) -> None:
         """Set what the shop's query-cost bucket holds now (refills at 100 points/s)."""
         self.store.shop(shop_domain)
