@@ -31,8 +31,24 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, String, UniqueConstraint, Uuid, select
-from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy import (
+    JSON,
+    ForeignKey,
+    Integer,
+    String,
+    UniqueConstraint,
+    Uuid,
+    select,
+)
+from sqlalchemy import event as orm_events
+from sqlalchemy.orm import (
+    Mapped,
+    ORMExecuteState,
+    Session,
+    SessionTransaction,
+    mapped_column,
+    sessionmaker,
+)
 
 from app.actors import Actor
 from app.clock import utcnow
@@ -208,13 +224,16 @@ def record(
     action_id: uuid.UUID | None = None,
     now: datetime | None = None,
 ) -> AuditEvent:
-    """Append one event to the shop's chain in the caller's transaction."""
-    keys = session_key_ring(session)
-    head = locked_row(session, AuditHead, shop_id=shop_id, seq=0, hash=GENESIS_HASH)
-    created_at = now or utcnow()
+    """Append one event to the shop's chain in the caller's transaction.
+
+    The event is sealed and written when the transaction commits (:func:`seal_pending`),
+    with every other event the transaction recorded, under one acquisition of the chain
+    lock: the lock is held from the commit's start to its end, not from the first event
+    on, so writers in one shop queue behind each other only that long. An event recorded
+    in a savepoint that rolls back is forgotten with it. Until the commit, the returned
+    event has no ``seq`` or seal and the transaction's own queries do not see it."""
     event = AuditEvent(
         shop_id=shop_id,
-        seq=head.seq + 1,
         kind=kind,
         actor=actor.ref,
         actor_kind=str(actor.kind),
@@ -222,15 +241,87 @@ def record(
         case_id=case_id,
         action_id=action_id,
         data=redact(dict(data or {})),
-        created_at=created_at,
-        prev_hash=head.hash,
-        key_id=keys.current_id,
+        created_at=now or utcnow(),
     )
-    event.hash = event_hash(event, keys)
-    head.seq, head.hash = event.seq, event.hash
-    session.add(event)
-    session.flush()
+    if not session.in_transaction():
+        session.connection()  # begin the transaction the event belongs to, as a write does
+    session.info.setdefault(_PENDING, []).append(event)
     return event
+
+
+def seal_pending(session: Session) -> None:
+    """Chain, seal and write the events recorded in the session's transaction: per shop
+    (heads locked in one order, so two transactions never wait on each other in a
+    circle), one locked read of the head, the events in the order they were recorded,
+    one insert for them all and one update of the head."""
+    pending: list[AuditEvent] = session.info.pop(_PENDING, [])
+    if not pending:
+        return
+    keys = session_key_ring(session)
+    by_shop: dict[uuid.UUID, list[AuditEvent]] = {}
+    for event in pending:
+        by_shop.setdefault(event.shop_id, []).append(event)
+    for shop_id in sorted(by_shop, key=str):
+        head = locked_row(session, AuditHead, shop_id=shop_id, seq=0, hash=GENESIS_HASH)
+        for event in by_shop[shop_id]:
+            event.seq, event.prev_hash, event.key_id = head.seq + 1, head.hash, keys.current_id
+            event.hash = event_hash(event, keys)
+            head.seq, head.hash = event.seq, event.hash
+        session.add_all(by_shop[shop_id])
+    session.flush()
+
+
+# What the session's transaction recorded and has not sealed yet, and where each open
+# savepoint began in that list (a savepoint rolled back forgets what it recorded).
+_PENDING = "caseward.audit_pending"
+_SAVEPOINTS = "caseward.audit_savepoints"
+
+
+@orm_events.listens_for(Session, "before_commit")
+def _seal_on_commit(session: Session) -> None:
+    # Also when a savepoint is released: what it sealed is undone with any outer
+    # savepoint that rolls back, as every other row of it is.
+    seal_pending(session)
+
+
+@orm_events.listens_for(Session, "do_orm_execute")
+def _seal_before_reading_the_trail(state: ORMExecuteState) -> None:
+    # A transaction that reads the trail sees what it recorded, as with any other row:
+    # sealed first, taking the chain lock from then on (rare outside tests).
+    if (
+        state.is_select
+        and state.session.info.get(_PENDING)
+        and any(mapper.class_ in (AuditEvent, AuditHead) for mapper in state.all_mappers)
+    ):
+        seal_pending(state.session)
+
+
+@orm_events.listens_for(Session, "after_transaction_create")
+def _mark_savepoint(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.nested:
+        marks = session.info.setdefault(_SAVEPOINTS, {})
+        marks[transaction] = len(session.info.get(_PENDING, ()))
+
+
+@orm_events.listens_for(Session, "after_soft_rollback")
+def _forget_rolled_back(session: Session, previous_transaction: SessionTransaction) -> None:
+    if previous_transaction.nested:
+        mark = session.info.get(_SAVEPOINTS, {}).pop(previous_transaction, None)
+        if mark is not None:
+            del session.info.get(_PENDING, [])[mark:]
+    else:
+        _forget_all(session)
+
+
+@orm_events.listens_for(Session, "after_transaction_end")
+def _end_of_transaction(session: Session, transaction: SessionTransaction) -> None:
+    if not transaction.nested and transaction.parent is None:
+        _forget_all(session)
+
+
+def _forget_all(session: Session) -> None:
+    session.info.pop(_PENDING, None)
+    session.info.pop(_SAVEPOINTS, None)
 
 
 def event_hash(event: AuditEvent, keys: AuditKeyRing | None = None) -> str:

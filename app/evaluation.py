@@ -22,19 +22,17 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.cases.models import Case, Customer, Order
+from app.execution.ledger import actions_around, cap_spending, lookback
 from app.execution.models import Action, ActionStatus
 from app.guard import (
     IdentityLevel,
-    InFlightAction,
-    InFlightStatus,
     LineItemRef,
-    PastAction,
     PolicyRules,
     ProposedAction,
     Verdict,
@@ -50,20 +48,8 @@ from integrations.provider import (
     OrderSource,
     PaymentFacts,
     ProviderAdapter,
-    ProviderStatus,
     TargetFacts,
 )
-
-# How our own not-yet-reported statuses read to the guard.
-_IN_FLIGHT_STATUS = {
-    ActionStatus.QUEUED: InFlightStatus.QUEUED,
-    ActionStatus.SUBMITTING: InFlightStatus.SUBMITTED,
-    ActionStatus.UNKNOWN: InFlightStatus.UNKNOWN,
-    ActionStatus.NEEDS_DECISION: InFlightStatus.UNKNOWN,
-}
-
-# Caps and duplicate windows look back this far at most.
-_HISTORY_HORIZON = timedelta(days=366)
 
 
 @dataclass(frozen=True)
@@ -117,8 +103,21 @@ def evaluate_draft(
         money_ref = money_of(draft, order)
     else:
         money_ref = approved_money
-    in_flight, history = _our_actions(
-        session, shop.id, draft, money_ref, case_customer, policy, own_action_id, now
+    in_flight, history = actions_around(
+        session,
+        shop.id,
+        target=draft.target,
+        money_ref=money_ref,
+        since=now - lookback(policy),
+        own_action_id=own_action_id,
+    )
+    spending = cap_spending(
+        session,
+        shop.id,
+        policy=policy,
+        customer=case_customer,
+        own_action_id=own_action_id,
+        now=now,
     )
     facts = adapter.facts(draft.kind, draft.target)
     if approved_money is not None and draft.kind == ActionKind.REFUND:
@@ -159,6 +158,7 @@ def evaluate_draft(
         in_flight=in_flight,
         history=history,
         order=order,
+        spending=spending,
         now=now,
     )
     return Evaluation(
@@ -182,84 +182,6 @@ def case_customer_at(session: Session, case: Case, provider: str) -> str | None:
         return None
     customer = session.get(Customer, case.customer_id)
     return customer.identity_at(provider) if customer is not None else None
-
-
-def _our_actions(
-    session: Session,
-    shop_id: uuid.UUID,
-    draft: Draft,
-    money_ref: str | None,
-    customer: str | None,
-    policy: PolicyRules,
-    own_action_id: uuid.UUID | None,
-    now: datetime,
-) -> tuple[tuple[InFlightAction, ...], tuple[PastAction, ...]]:
-    """Our actions not yet reported by the provider, and those it reported.
-
-    Only what a check can use is read: the same target or customer, unless a
-    shop-wide cap needs every action; and no further back than the longest window.
-    """
-    lookback = max(
-        [policy.duplicate_window]
-        + [cap.period for cap in (policy.per_customer_cap, policy.per_shop_cap) if cap]
-    )
-    query = select(Action).where(
-        Action.shop_id == shop_id,
-        Action.status.in_(ActionStatus.IN_FLIGHT + ActionStatus.PROVIDER_OPEN),
-        or_(
-            Action.created_at >= now - min(lookback, _HISTORY_HORIZON),
-            # Money still on its way counts however old the action is.
-            Action.status.in_(ActionStatus.IN_FLIGHT),
-        ),
-    )
-    customer_unknown = policy.per_customer_cap is not None and not customer
-    if policy.per_shop_cap is None and not customer_unknown:
-        related = [Action.target == draft.target]
-        if money_ref:
-            related.append(Action.money_ref == money_ref)
-        if customer:
-            related.append(Action.customer_ref == customer)
-        query = query.where(or_(*related))
-    if own_action_id is not None:
-        query = query.where(Action.id != own_action_id)
-    in_flight: list[InFlightAction] = []
-    history: list[PastAction] = []
-    for action in session.scalars(query):
-        amount = (
-            Money(action.amount, action.currency)
-            if action.amount is not None and action.currency
-            else None
-        )
-        if action.status in ActionStatus.IN_FLIGHT:
-            in_flight.append(
-                InFlightAction(
-                    action_id=str(action.id),
-                    kind=ActionKind(action.kind),
-                    target=action.target,
-                    customer_ref=action.customer_ref,
-                    amount=amount,
-                    line_items=line_item_refs(action.line_items),
-                    status=_IN_FLIGHT_STATUS[ActionStatus(action.status)],
-                    provider=action.provider,
-                    money_ref=action.money_ref,
-                )
-            )
-        elif amount is not None:
-            history.append(
-                PastAction(
-                    action_id=str(action.id),
-                    kind=ActionKind(action.kind),
-                    target=action.target,
-                    customer_ref=action.customer_ref,
-                    amount=amount,
-                    line_items=line_item_refs(action.line_items),
-                    status=ProviderStatus(action.status),
-                    created_at=action.created_at,
-                    provider=action.provider,
-                    money_ref=action.money_ref,
-                )
-            )
-    return tuple(in_flight), tuple(history)
 
 
 def _order_for(
@@ -325,17 +247,6 @@ def _order_for(
         ),
         fulfilled_at=order.fulfilled_at,
         delivered_at=order.delivered_at,
-    )
-
-
-def line_item_refs(items: list[dict[str, object]]) -> tuple[LineItemRef, ...]:
-    return tuple(
-        LineItemRef(
-            line_id=str(item["line_id"]),
-            amount_minor=int(str(item["amount"])),
-            quantity=None if item.get("quantity") is None else int(str(item["quantity"])),
-        )
-        for item in items
     )
 
 

@@ -391,6 +391,7 @@ def _apply(
     )
     if status == ProposalStatus.AWAITING_APPROVAL:
         move_case(session, case, CaseStatus.AWAITING_APPROVAL, actor=actor, now=now)
+    session.flush()  # the proposal written before an approval of it (no relationship orders them)
     return ProposalResult(
         proposal, _auto_approve(session, shop, case, proposal, settings, actor.surface, now)
     )

@@ -2,7 +2,8 @@
 
 The sequence for a queued action (see ARCHITECTURE.md):
 
-1. In one transaction: lock the action and the target, refuse to send if the
+1. In one transaction: lock the action (read in one round trip with its shop,
+   proposal, case and the case's customer) and the target, refuse to send if the
    shop's switches, the approval's expiry, or the digest under today's policy say
    so, re-run the checks on fresh provider facts, then mark it ``submitting``
    with an attempt row. The idempotency key was stored when the action was made.
@@ -38,10 +39,11 @@ from app.actors import WORKER
 from app.approvals.digest import digest_of
 from app.approvals.models import Proposal
 from app.approvals.service import reopen_after_expiry
-from app.cases.models import Case
+from app.cases.models import Case, Customer
 from app.db import locked_row
 from app.errors import CasewardError
-from app.evaluation import Draft, evaluate_draft, line_item_refs
+from app.evaluation import Draft, evaluate_draft
+from app.execution.ledger import line_item_refs
 from app.execution.models import Action, ActionAttempt, ActionStatus, TargetLock
 from app.execution.providers import AdapterFactory
 from app.execution.status import (
@@ -54,7 +56,7 @@ from app.execution.status import (
 from app.lifecycle import ACTION_MOVES, move_action
 from app.settings import Settings
 from app.shops.models import Shop
-from app.shops.service import current_policy, get_shop
+from app.shops.service import current_policy
 from app.words import Sentence, joined, said
 from integrations.provider import (
     ACTION_ID_METADATA_KEY,
@@ -103,12 +105,13 @@ class ExecutionContext:
 def execute_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
     """Run a queued action; returns its status afterwards. Safe to call any number of times."""
     with ctx.session_factory() as session, session.begin():
-        action = _locked_action(session, action_id)
-        if action is None or action.status != ActionStatus.QUEUED:
-            return action.status if action is not None else "missing"
+        locked = _locked_action(session, action_id)
+        if locked is None or locked.action.status != ActionStatus.QUEUED:
+            return locked.action.status if locked is not None else "missing"
+        action = locked.action
         if action.next_check_at is not None and action.next_check_at > ctx.clock():
             return action.status  # a resend is scheduled for later (Retry-After)
-        prepared = _prepare_send(ctx, session, action, purpose="submit")
+        prepared = _prepare_send(ctx, session, locked, purpose="submit")
         status, request = action.status, action_request(action)
     if prepared is None:
         return status
@@ -121,13 +124,14 @@ def execute_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
 def reconcile_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
     """Find an ``unknown`` action's effect at the provider; resend only if there is none."""
     with ctx.session_factory() as session, session.begin():
-        action = _locked_action(session, action_id)
-        if action is None or action.status != ActionStatus.UNKNOWN:
-            return action.status if action is not None else "missing"
+        locked = _locked_action(session, action_id)
+        if locked is None or locked.action.status != ActionStatus.UNKNOWN:
+            return locked.action.status if locked is not None else "missing"
+        action = locked.action
         request = action_request(action)
         if not _absent_and_resendable(ctx, session, action, request):
             return action.status
-        prepared = _prepare_send(ctx, session, action, purpose="resubmit")
+        prepared = _prepare_send(ctx, session, locked, purpose="resubmit")
         if not isinstance(prepared, tuple):
             return action.status
     return _send(ctx, action_id, request, *prepared)
@@ -186,9 +190,10 @@ def refresh_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
     when the sweeper finds a status pending for a while)."""
     now = ctx.clock()
     with ctx.session_factory() as session, session.begin():
-        action = _locked_action(session, action_id)
-        if action is None:
+        locked = _locked_action(session, action_id)
+        if locked is None:
             return "missing"
+        action = locked.action
         if action.status not in _REFRESHABLE:
             return action.status
         try:
@@ -233,7 +238,7 @@ def action_request(action: Action) -> ActionRequest:
 
 
 def _prepare_send(
-    ctx: ExecutionContext, session: Session, action: Action, *, purpose: str
+    ctx: ExecutionContext, session: Session, locked: _Locked, *, purpose: str
 ) -> tuple[ProviderAdapter, int] | float | None:
     """Decide, under the target lock, whether the action may go out; mark it submitting.
 
@@ -242,9 +247,8 @@ def _prepare_send(
     when it must not go.
     """
     now = ctx.clock()
+    action, shop, proposal, case = locked.action, locked.shop, locked.proposal, locked.case
     _lock_what_it_moves(session, action)
-    shop = get_shop(session, action.shop_id)
-    proposal = session.get(Proposal, action.proposal_id)
     policy = current_policy(session, shop.id)
     # Not sending now means "never sent" only on the first send; after an unclear first
     # send the earlier request may still land, so a person decides and refreshes continue.
@@ -259,8 +263,6 @@ def _prepare_send(
         reason = said("the action cannot run: %(error)s", error=str(exc))
         _stop(session, action, ActionStatus.CANNOT_RUN if first else stopped, reason, now)
         return None
-    case = session.get(Case, action.case_id)
-    assert case is not None
     try:
         evaluation = evaluate_draft(
             session,
@@ -389,8 +391,9 @@ def _record(
 ) -> tuple[str, float | None]:
     """Record the call's outcome; also returns the delay before a resend, if one is due."""
     now = ctx.clock()
-    action = _locked_action(session, action_id)
-    assert action is not None
+    locked = _locked_action(session, action_id)
+    assert locked is not None
+    action = locked.action
     attempt = session.scalars(
         select(ActionAttempt).where(
             ActionAttempt.action_id == action_id, ActionAttempt.number == attempt_number
@@ -552,10 +555,32 @@ def _lock_what_it_moves(session: Session, action: Action) -> None:
         )
 
 
-def _locked_action(session: Session, action_id: uuid.UUID) -> Action | None:
-    return session.scalars(
-        select(Action).where(Action.id == action_id).with_for_update()
-    ).one_or_none()
+@dataclass(frozen=True)
+class _Locked:
+    """An action, row-locked, with what its execution and its recording read next. Held
+    here, they stay in the session's identity map (which keeps only what is referenced),
+    so ``session.get`` of them, also deeper down (the case's customer), sends no query."""
+
+    action: Action
+    shop: Shop
+    proposal: Proposal | None
+    case: Case
+    customer: Customer | None
+
+
+def _locked_action(session: Session, action_id: uuid.UUID) -> _Locked | None:
+    """The action, row-locked, and its shop, proposal, case and the case's customer, in
+    one round trip."""
+    row = session.execute(
+        select(Action, Shop, Proposal, Case, Customer)
+        .join(Shop, Shop.id == Action.shop_id)
+        .join(Case, Case.id == Action.case_id)
+        .outerjoin(Proposal, Proposal.id == Action.proposal_id)
+        .outerjoin(Customer, Customer.id == Case.customer_id)
+        .where(Action.id == action_id)
+        .with_for_update(of=Action)
+    ).first()
+    return None if row is None else _Locked(*row)
 
 
 def _next_attempt_number(session: Session, action_id: uuid.UUID) -> int:

@@ -1,14 +1,16 @@
 """The guard: built-in checks on every proposed money action, as pure functions.
 
 ``evaluate(proposal, facts, policy=..., switches=..., in_flight=..., history=...,
-order=..., now=...)`` returns a :class:`Verdict`. No database, no HTTP, no clock:
+order=..., spending=..., now=...)`` returns a :class:`Verdict`. No database, no HTTP, no clock:
 everything comes in as arguments, so the same call gives the same answer when a
 proposal is made and again in the worker, under the row lock, just before the
-provider call. The cost is linear in the provider's records and our actions.
+provider call. The cost is linear in the provider's records and our actions; a caller
+that adds up what counts against the caps itself (``spending``, :class:`CapSpending`)
+hands over only the actions on the same target or money.
 """
 
 from app.guard._common import ALLOWED_PARAMS
-from app.guard._context import MONEY_KINDS, describe_period, moved_money
+from app.guard._context import CUSTOMER_TARGET_KINDS, MONEY_KINDS, describe_period, moved_money
 from app.guard.checks import evaluate
 from app.guard.identity import IdentityLevel
 from app.guard.policy import (
@@ -20,6 +22,8 @@ from app.guard.policy import (
     ShopSwitches,
 )
 from app.guard.proposal import (
+    CapSpend,
+    CapSpending,
     InFlightAction,
     InFlightStatus,
     LineItemRef,
@@ -32,10 +36,13 @@ from integrations.provider import ACTION_ID_METADATA_KEY
 __all__ = [
     "ACTION_ID_METADATA_KEY",
     "ALLOWED_PARAMS",
+    "CUSTOMER_TARGET_KINDS",
     "DEFAULT_DUPLICATE_WINDOW",
     "DEFAULT_MAX_PERCENT_OFF",
     "MONEY_KINDS",
     "CapRule",
+    "CapSpend",
+    "CapSpending",
     "CheckName",
     "CheckResult",
     "IdentityLevel",

@@ -12,6 +12,7 @@ from app.guard._context import (
     moved_money,
 )
 from app.guard.policy import CapRule, ShopSwitches
+from app.guard.proposal import CapSpend
 from app.guard.verdict import CheckName, CheckResult
 from app.money import Money
 from app.words import Sentence, Value, joined, one_after_another, said
@@ -552,6 +553,34 @@ def cap_checks(ctx: Context, customer: str | None) -> list[CheckResult]:
     ]
 
 
+def _spend_of(ctx: Context, cap: CapRule, customer: str | None) -> CapSpend:
+    """What our actions handed over count against ``cap``: all of the shop's money
+    kinds, or ``customer``'s only (their refunds, and credits and discounts to them)."""
+
+    def counted(kind: ActionKind, target: str, customer_ref: str | None) -> bool:
+        return kind in MONEY_KINDS and (
+            customer is None or customer_of(kind, target, customer_ref) == customer
+        )
+
+    currency, since = cap.limit.currency, ctx.since(cap.period)
+    done = sum(
+        past.amount.amount
+        for past in ctx.history
+        if past.created_at >= since
+        and moved_money(past.status)
+        and past.amount.currency == currency
+        and counted(past.kind, past.target, past.customer_ref)
+    )
+    in_flight = sum(
+        action.amount.amount
+        for action in ctx.in_flight
+        if action.amount is not None
+        and action.amount.currency == currency
+        and counted(action.kind, action.target, action.customer_ref)
+    )
+    return CapSpend(done=done, in_flight=in_flight)
+
+
 def _cap(
     ctx: Context, name: CheckName, label: Sentence, cap: CapRule | None, customer: str | None
 ) -> CheckResult:
@@ -605,27 +634,9 @@ def _cap(
         )
     facts["customer"] = customer
 
-    def counted(kind: ActionKind, target: str, customer_ref: str | None) -> bool:
-        return kind in MONEY_KINDS and (
-            not per_customer or customer_of(kind, target, customer_ref) == customer
-        )
-
-    since = ctx.since(cap.period)
-    done = sum(
-        past.amount.amount
-        for past in ctx.history
-        if past.created_at >= since
-        and moved_money(past.status)
-        and past.amount.currency == limit.currency
-        and counted(past.kind, past.target, past.customer_ref)
-    )
-    in_flight = sum(
-        action.amount.amount
-        for action in ctx.in_flight
-        if action.amount is not None
-        and action.amount.currency == limit.currency
-        and counted(action.kind, action.target, action.customer_ref)
-    )
+    given = ctx.spending and (ctx.spending.customer if per_customer else ctx.spending.shop)
+    spend = given or _spend_of(ctx, cap, customer if per_customer else None)
+    done, in_flight = spend.done, spend.in_flight
     total = done + in_flight + amount.amount
     facts.update(done=done, in_flight=in_flight, total=total)
     whom = (

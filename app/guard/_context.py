@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from app.guard.policy import PolicyRules
-from app.guard.proposal import InFlightAction, PastAction, ProposedAction
+from app.guard.proposal import CapSpending, InFlightAction, PastAction, ProposedAction
 from app.words import Code, Sentence, said, said_n
 from integrations.provider import ActionKind, OrderFacts, ProviderStatus
 
@@ -40,6 +40,7 @@ class Context:
     history: tuple[PastAction, ...]
     order: OrderFacts | None
     now: datetime
+    spending: CapSpending | None = None
 
     @property
     def noun(self) -> Code:

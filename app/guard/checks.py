@@ -12,7 +12,7 @@ from app.guard._customer import credit_checks, discount_checks
 from app.guard._refund import refund_checks
 from app.guard._subscription import cancel_checks, change_checks
 from app.guard.policy import PolicyRules, ShopSwitches
-from app.guard.proposal import InFlightAction, PastAction, ProposedAction
+from app.guard.proposal import CapSpending, InFlightAction, PastAction, ProposedAction
 from app.guard.verdict import CheckResult, Outcome, Verdict
 from app.money import Money
 from app.words import said, said_n
@@ -37,6 +37,7 @@ def evaluate(
     in_flight: Iterable[InFlightAction],
     history: Iterable[PastAction],
     order: OrderFacts | None = None,
+    spending: CapSpending | None = None,
     now: datetime,
 ) -> Verdict:
     """Check ``proposal`` against fresh provider ``facts`` and the shop's rules.
@@ -48,7 +49,9 @@ def evaluate(
     (the proposal's own, matched by ``proposal_id``, is left out); ``history`` our
     executed actions over at least the longest cap period and the duplicate
     window. ``order`` is the store order behind a refund, needed for line items
-    and the refund window. ``now`` must be timezone-aware.
+    and the refund window. ``spending`` is what counts against each cap when the caller
+    added it up (then ``in_flight`` and ``history`` need only hold our actions on the
+    same target or money). ``now`` must be timezone-aware.
 
     Every applicable check runs; checks that read a target the provider does not
     have are skipped, the verdict being blocked anyway.
@@ -62,6 +65,7 @@ def evaluate(
         history=tuple(history),
         order=order,
         now=now,
+        spending=spending,
     )
     results = shop_checks(ctx, switches)
     # Caps count per the case's customer: the only one this action may reach.

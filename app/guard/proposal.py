@@ -122,3 +122,24 @@ class PastAction:
     line_items: tuple[LineItemRef, ...] = ()
     provider: str = "stripe"
     money_ref: str | None = None
+
+
+@dataclass(frozen=True)
+class CapSpend:
+    """Our own money counted against one cap, in the cap's currency: ``done`` is what our
+    actions the provider reported (money moved) took over the cap's period, ``in_flight``
+    what our actions on their way will take, however old. The proposal's own action is
+    never in it."""
+
+    done: int
+    in_flight: int
+
+
+@dataclass(frozen=True)
+class CapSpending:
+    """What the caller added up for each cap (by a query, rather than handing over every
+    action): the case's customer's for the per-customer cap, the shop's for the per-shop
+    cap. A cap left ``None`` is added up from ``in_flight`` and ``history``."""
+
+    customer: CapSpend | None = None
+    shop: CapSpend | None = None

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from audit_tampering import intruder
 from flask import Flask
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, event, select, update
 from sqlalchemy.exc import DatabaseError
 from sqlalchemy.orm import Session
 
@@ -28,15 +28,19 @@ def _shop(session: Session, domain: str) -> Shop:
 
 def _record_three(session: Session, shop: Shop) -> None:
     for number in range(3):
-        audit.record(
-            session,
-            shop_id=shop.id,
-            kind="test.event",
-            actor=staff("alice", Surface.STAFF_API),
-            data={"n": number},
-            now=T0 + timedelta(seconds=number),
-        )
+        _record(session, shop, {"n": number}, T0 + timedelta(seconds=number))
     session.commit()
+
+
+def _record(session: Session, shop: Shop, data: dict[str, object], now: datetime = T0) -> None:
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="test.event",
+        actor=staff("alice", Surface.STAFF_API),
+        data=data,
+        now=now,
+    )
 
 
 def test_an_untouched_chain_verifies(session: Session) -> None:
@@ -157,3 +161,82 @@ def test_the_database_refuses_to_edit_or_delete_audit_events(
     session.rollback()
 
     assert verify_chain(session, shop.id).intact
+
+
+def _note(session: Session, shop: Shop, note: str) -> None:
+    _record(session, shop, {"note": note})
+
+
+def _notes(session: Session, shop: Shop) -> list[str]:
+    events = session.scalars(
+        select(AuditEvent).where(AuditEvent.shop_id == shop.id).order_by(AuditEvent.seq)
+    )
+    return [event.data["note"] for event in events]
+
+
+def test_a_transactions_events_are_chained_at_commit_under_one_lock_of_the_head(
+    session: Session,
+) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    session.commit()
+    for note in ("first", "second", "third"):
+        _note(session, shop, note)
+    statements: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    engine = session.get_bind()
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        session.commit()
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+
+    # One locked read of the head, one insert of the three events, one move of the head.
+    touching = [" ".join(s.split()[:3]) for s in statements if "audit_" in s]
+    assert touching == [
+        "INSERT INTO audit_heads",
+        "INSERT INTO audit_events",
+        "UPDATE audit_heads SET",
+    ]
+    assert _notes(session, shop) == ["first", "second", "third"]
+    assert verify_chain(session, shop.id).intact
+
+
+def test_a_savepoint_rolled_back_forgets_its_events_and_the_rest_are_kept(
+    session: Session,
+) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    _note(session, shop, "before")
+    with pytest.raises(RuntimeError), session.begin_nested():
+        _note(session, shop, "inside, undone")
+        raise RuntimeError("the work inside failed")
+    with session.begin_nested():
+        _note(session, shop, "inside, kept")
+    _note(session, shop, "after")
+    session.commit()
+
+    assert _notes(session, shop) == ["before", "inside, kept", "after"]
+    assert verify_chain(session, shop.id).intact
+
+
+def test_a_transaction_rolled_back_leaves_nothing_for_the_next_one(session: Session) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    session.commit()
+    _note(session, shop, "rolled back")
+    session.rollback()
+    _note(session, shop, "committed")
+    session.commit()
+
+    assert _notes(session, shop) == ["committed"]
+    assert verify_chain(session, shop.id).events == 1
+
+
+def test_a_transaction_reading_the_trail_sees_what_it_recorded(session: Session) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    _note(session, shop, "not committed yet")
+
+    assert _notes(session, shop) == ["not committed yet"]
+    session.rollback()
+    assert _notes(session, shop) == []

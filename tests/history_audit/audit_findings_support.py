@@ -19,9 +19,8 @@ from typing import Any
 
 from sqlalchemy import Engine, insert, text
 from sqlalchemy.orm import Session
+from stored_actions import a_case_with_proposal
 
-from app.approvals.models import Proposal
-from app.cases.models import Case
 from app.db import Base, make_engine
 from app.execution.models import Action
 from app.history_audit.models import HistoryRecord, HistoryScan, ScanStatus
@@ -85,25 +84,7 @@ def a_scan(
 
 def an_action(session: Session, shop: Shop) -> Action:
     """One of Caseward's own actions in ``shop``, with the case and proposal behind it."""
-    case = Case(shop_id=shop.id, subject="A refund Caseward made")
-    session.add(case)
-    session.flush()
-    proposal = Proposal(
-        shop_id=shop.id,
-        case_id=case.id,
-        kind="refund",
-        provider="stripe",
-        target="pi_ours",
-        amount=1000,
-        currency="usd",
-        proposed_by="1001",
-        status="approved",
-        verdict={},
-        policy_version=1,
-        digest="0" * 64,
-    )
-    session.add(proposal)
-    session.flush()
+    case, proposal = a_case_with_proposal(session, shop, subject="A refund Caseward made")
     action_id = uuid.uuid4()
     action = Action(
         id=action_id,

@@ -1,0 +1,202 @@
+"""What our own actions have taken and will take: the actions table's reads for the checks.
+
+Every check of a money action counts our own actions beside the provider's facts
+(:func:`app.evaluation.evaluate_draft`). Two reads answer it, each one round trip:
+
+* :func:`actions_around`: our actions on the same target or the same money, in flight
+  or reported by the provider, as the guard's light records (only the columns the
+  checks read, never whole rows with their JSON): what the duplicate, refund ledger and
+  line-item checks compare one by one. A payment or a customer has few of them;
+* :func:`cap_spending`: for each cap the policy sets, what our actions in its currency
+  add up to (money moved over its period, and money on its way), summed by the
+  database: a customer with hundreds of refunds, or a shop-wide cap, costs one row.
+
+The proposal's own action (``own_action_id``) is left out of both: an action is never
+counted against itself.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, Row, and_, case, func, or_, select, true
+from sqlalchemy.orm import Session
+
+from app.execution.models import Action, ActionStatus
+from app.guard import (
+    CUSTOMER_TARGET_KINDS,
+    MONEY_KINDS,
+    CapRule,
+    CapSpend,
+    CapSpending,
+    InFlightAction,
+    InFlightStatus,
+    LineItemRef,
+    PastAction,
+    PolicyRules,
+)
+from app.money import Money
+from integrations.provider import ActionKind, ProviderStatus
+
+# How our own not-yet-reported statuses read to the guard.
+_IN_FLIGHT_STATUS = {
+    ActionStatus.QUEUED: InFlightStatus.QUEUED,
+    ActionStatus.SUBMITTING: InFlightStatus.SUBMITTED,
+    ActionStatus.UNKNOWN: InFlightStatus.UNKNOWN,
+    ActionStatus.NEEDS_DECISION: InFlightStatus.UNKNOWN,
+}
+
+# Caps and duplicate windows look back this far at most.
+HISTORY_HORIZON = timedelta(days=366)
+
+
+def lookback(policy: PolicyRules) -> timedelta:
+    """How far back a check may look: the longest of the duplicate window and the caps'
+    periods, at most :data:`HISTORY_HORIZON`."""
+    windows = [policy.duplicate_window]
+    windows += [cap.period for cap in (policy.per_customer_cap, policy.per_shop_cap) if cap]
+    return min(max(windows), HISTORY_HORIZON)
+
+
+def actions_around(
+    session: Session,
+    shop_id: uuid.UUID,
+    *,
+    target: str,
+    money_ref: str | None,
+    since: datetime,
+    own_action_id: uuid.UUID | None,
+) -> tuple[tuple[InFlightAction, ...], tuple[PastAction, ...]]:
+    """Our actions on ``target`` or on ``money_ref``: those in flight (however old) and
+    those the provider reported since ``since``."""
+    related = [Action.target == target]
+    if money_ref:
+        related.append(Action.money_ref == money_ref)
+    query = select(
+        Action.id,
+        Action.kind,
+        Action.target,
+        Action.customer_ref,
+        Action.amount,
+        Action.currency,
+        Action.line_items,
+        Action.status,
+        Action.created_at,
+        Action.provider,
+        Action.money_ref,
+    ).where(
+        Action.shop_id == shop_id,
+        or_(*related),
+        or_(
+            Action.status.in_(ActionStatus.IN_FLIGHT),
+            and_(Action.status.in_(ActionStatus.PROVIDER_OPEN), Action.created_at >= since),
+        ),
+    )
+    if own_action_id is not None:
+        query = query.where(Action.id != own_action_id)
+    in_flight: list[InFlightAction] = []
+    history: list[PastAction] = []
+    for row in session.execute(query):
+        known = row.amount is not None and row.currency
+        amount = Money(row.amount, row.currency) if known else None
+        if row.status in ActionStatus.IN_FLIGHT:
+            status = _IN_FLIGHT_STATUS[ActionStatus(row.status)]
+            in_flight.append(InFlightAction(**_shared(row), amount=amount, status=status))
+        elif amount is not None:
+            history.append(
+                PastAction(
+                    **_shared(row),
+                    amount=amount,
+                    status=ProviderStatus(row.status),
+                    created_at=row.created_at,
+                )
+            )
+    return tuple(in_flight), tuple(history)
+
+
+def _shared(row: Row[Any]) -> dict[str, Any]:
+    """What an action in flight and one the provider reported both tell the guard."""
+    return {
+        "action_id": str(row.id),
+        "kind": ActionKind(row.kind),
+        "target": row.target,
+        "customer_ref": row.customer_ref,
+        "line_items": line_item_refs(row.line_items),
+        "provider": row.provider,
+        "money_ref": row.money_ref,
+    }
+
+
+def cap_spending(
+    session: Session,
+    shop_id: uuid.UUID,
+    *,
+    policy: PolicyRules,
+    customer: str | None,
+    own_action_id: uuid.UUID | None,
+    now: datetime,
+) -> CapSpending:
+    """What counts against each cap the policy sets, in one query: the case's
+    ``customer``'s money (their refunds, credits and discounts to them) for the
+    per-customer cap, when there is a customer; the shop's for the per-shop cap."""
+    caps: list[tuple[str, CapRule, ColumnElement[bool]]] = []
+    if policy.per_customer_cap is not None and customer:
+        # The guard's customer_of: the customer an action names, else a credit's or a
+        # discount's target, which is the customer itself.
+        customer_of = func.coalesce(
+            Action.customer_ref,
+            case((Action.kind.in_(sorted(CUSTOMER_TARGET_KINDS)), Action.target)),
+        )
+        caps.append(("customer", policy.per_customer_cap, customer_of == customer))
+    if policy.per_shop_cap is not None:
+        caps.append(("shop", policy.per_shop_cap, true()))
+    if not caps:
+        return CapSpending()
+    sums = []
+    for _name, cap, whose in caps:
+        counted = and_(whose, Action.currency == cap.limit.currency)
+        moved = and_(
+            counted,
+            Action.status.in_(ActionStatus.PROVIDER_OPEN),
+            Action.created_at >= now - min(cap.period, HISTORY_HORIZON),
+        )
+        on_its_way = and_(counted, Action.status.in_(ActionStatus.IN_FLIGHT))
+        sums += [_sum_where(moved), _sum_where(on_its_way)]
+    query = select(*sums).where(
+        Action.shop_id == shop_id,
+        Action.kind.in_(sorted(MONEY_KINDS)),
+        Action.amount.is_not(None),
+        or_(
+            Action.status.in_(ActionStatus.IN_FLIGHT),
+            and_(
+                Action.status.in_(ActionStatus.PROVIDER_OPEN),
+                Action.created_at >= now - lookback(policy),
+            ),
+        ),
+    )
+    if own_action_id is not None:
+        query = query.where(Action.id != own_action_id)
+    totals = session.execute(query).one()
+    spent = {
+        name: CapSpend(done=int(totals[2 * i]), in_flight=int(totals[2 * i + 1]))
+        for i, (name, _cap, _whose) in enumerate(caps)
+    }
+    return CapSpending(customer=spent.get("customer"), shop=spent.get("shop"))
+
+
+def _sum_where(condition: ColumnElement[bool]) -> ColumnElement[int]:
+    return func.coalesce(func.sum(case((condition, Action.amount), else_=0)), 0)
+
+
+def line_item_refs(items: Sequence[dict[str, object]]) -> tuple[LineItemRef, ...]:
+    return tuple(
+        LineItemRef(
+            line_id=str(item["line_id"]),
+            amount_minor=int(str(item["amount"])),
+            quantity=None if item.get("quantity") is None else int(str(item["quantity"])),
+        )
+        for item in items
+    )
