@@ -262,13 +262,27 @@ def seal_pending(session: Session) -> None:
     for event in pending:
         by_shop.setdefault(event.shop_id, []).append(event)
     for shop_id in sorted(by_shop, key=str):
-        head = locked_row(session, AuditHead, shop_id=shop_id, seq=0, hash=GENESIS_HASH)
+        head = _locked_head(session, shop_id)
         for event in by_shop[shop_id]:
             event.seq, event.prev_hash, event.key_id = head.seq + 1, head.hash, keys.current_id
             event.hash = event_hash(event, keys)
             head.seq, head.hash = event.seq, event.hash
         session.add_all(by_shop[shop_id])
     session.flush()
+
+
+def _locked_head(session: Session, shop_id: uuid.UUID) -> AuditHead:
+    """The shop's head, row-locked until the transaction ends. Locked by a plain
+    ``SELECT ... FOR UPDATE`` where it exists (every append but a shop's first): an
+    upsert would write a new version of the row on every lock, beside the update after
+    the append, and the row's old versions would slow every later lock until vacuumed."""
+    head = session.scalars(
+        select(AuditHead)
+        .where(AuditHead.shop_id == shop_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).one_or_none()
+    return head or locked_row(session, AuditHead, shop_id=shop_id, seq=0, hash=GENESIS_HASH)
 
 
 # What the session's transaction recorded and has not sealed yet, and where each open
