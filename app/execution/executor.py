@@ -12,6 +12,7 @@ The sequence for a queued action (see ARCHITECTURE.md):
    A request that never reached the provider (a refused connection) or that it
    turned away unprocessed (429) is queued again at once, or after the provider's
    ``Retry-After``, with the same key: no reconciliation delay, nothing to look up.
+   A job that arrives before that time sends nothing and asks to run when it is due.
 
 A job that cannot run (the shop's connection is gone, the adapter refuses to
 build) ends its action as ``cannot_run``, in front of a person, instead of being
@@ -109,10 +110,14 @@ def execute_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
         if locked is None or locked.action.status != ActionStatus.QUEUED:
             return locked.action.status if locked is not None else "missing"
         action = locked.action
-        if action.next_check_at is not None and action.next_check_at > ctx.clock():
-            return action.status  # a resend is scheduled for later (Retry-After)
-        prepared = _prepare_send(ctx, session, locked, purpose="submit")
+        early = _seconds_early(ctx, action)
+        prepared = None if early else _prepare_send(ctx, session, locked, purpose="submit")
         status, request = action.status, action_request(action)
+    if early is not None:
+        # Here before the resend's time (Retry-After): ask again when it is due, rather
+        # than leave the action waiting for the sweeper.
+        _resend_later(ctx, action_id, early)
+        return status
     if prepared is None:
         return status
     if isinstance(prepared, float):
@@ -373,6 +378,14 @@ def _send(
     if resend_in is not None:
         _resend_later(ctx, action_id, resend_in)
     return status
+
+
+def _seconds_early(ctx: ExecutionContext, action: Action) -> float | None:
+    """How long before its ``next_check_at`` a queued action's job arrived, if it did."""
+    if action.next_check_at is None:
+        return None
+    early = (action.next_check_at - ctx.clock()).total_seconds()
+    return early if early > 0 else None
 
 
 def _resend_later(ctx: ExecutionContext, action_id: uuid.UUID, delay: float) -> None:

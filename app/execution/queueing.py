@@ -16,6 +16,8 @@ from rq import Queue
 from rq.exceptions import DuplicateJobError
 from rq.job import JobStatus
 
+from app.clock import utcnow
+
 # A finished job's hash only matters for the sweeper's "is it still there" question.
 _RESULT_TTL = 600
 _DONE = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
@@ -50,8 +52,13 @@ def enqueue_resend(queue: Queue, action_id: uuid.UUID, delay_seconds: float) -> 
     """Run the action's execution again after ``delay_seconds`` (the provider's
     Retry-After, or a short pause after a refused connection). Needs a worker started
     with its scheduler, as ``python -m app.execution.worker`` is."""
-    queue.enqueue_in(
-        timedelta(seconds=delay_seconds),
+    due = utcnow() + timedelta(seconds=delay_seconds)
+    if due.microsecond:
+        # RQ keeps a scheduled job's time in whole seconds, cut down: rounded up here,
+        # so the resend never runs before its action is due.
+        due = due.replace(microsecond=0) + timedelta(seconds=1)
+    queue.enqueue_at(
+        due,
         "app.execution.jobs.execute",
         str(action_id),
         # Unique per moment: an earlier resend of the same action may still be waiting.

@@ -401,9 +401,20 @@ def test_a_throttled_send_is_on_record_as_throttled_and_waits_as_long_as_stripe_
 
     [delay] = scheduled
     assert _stripes_wait(delay), f"resend in {delay} s, not after Stripe's Retry-After"
-    assert _action(session, action_id).next_check_at == moment + timedelta(seconds=delay)
+    due = moment + timedelta(seconds=delay)
+    assert _action(session, action_id).next_check_at == due
     [attempt] = action_json(approver, str(action_id))["attempts"]
     assert (attempt["purpose"], attempt["outcome"]) == ("submit", "throttled")
+    assert refunds_of_action(account, str(action_id)) == []
+
+    # The queue starts the resend two seconds early (its clock, or its rounding): nothing
+    # is sent, and the action asks to run again when it is due.
+    session.rollback()
+    scheduled.clear()
+    early = replace(throttled, clock=lambda: due - timedelta(seconds=2))
+    assert execute_action(early, action_id) == "queued"
+    assert scheduled == [2.0]
+    assert len(action_json(approver, str(action_id))["attempts"]) == 1
     assert refunds_of_action(account, str(action_id)) == []
 
 
