@@ -228,6 +228,88 @@ def test_installing_in_shopify_scans_every_record_of_the_window_once_with_querie
     assert clock.now < (len(operations) - 1) / worst / 2
 
 
+def test_a_shopify_history_with_planted_problems_has_each_found_and_nothing_else(
+    app: Flask,
+    client: FlaskClient,
+    settings: Settings,
+    session: Session,
+    shopify: ShopifySandbox,
+) -> None:
+    store = shopify.create_shop(
+        f"planted-{uuid.uuid4().hex[:6]}", owner_user_id=SHOP_OWNER, scopes=(*READ_SCOPES,)
+    )
+    now, day = time.time(), 86_400.0
+    seeded = shopify.seed_history(
+        store.domain,
+        {
+            "customers": [{"ref": "maya"}, {"ref": "ravi"}],
+            "orders": [
+                {  # refunded twice, $20.00 each, ten minutes apart: a duplicate
+                    "customer": "maya",
+                    "created_at": now - 12 * day,
+                    "total": 9_600,
+                    "refunds": [
+                        {"ref": "twice-1", "created_at": now - 10 * day, "amount": 2_000},
+                        {"ref": "twice-2", "created_at": now - 10 * day + 600, "amount": 2_000},
+                    ],
+                },
+                {  # refunded while its payment is disputed
+                    "customer": "ravi",
+                    "created_at": now - 8 * day,
+                    "total": 5_000,
+                    "disputes": ["NEEDS_RESPONSE"],
+                    "refunds": [{"ref": "disputed", "created_at": now - 5 * day, "amount": 1_500}],
+                },
+                {  # clean: one refund each
+                    "customer": "ravi",
+                    "created_at": now - 22 * day,
+                    "total": 4_000,
+                    "refunds": [{"ref": "clean-1", "created_at": now - 20 * day, "amount": 1_000}],
+                },
+                {
+                    "customer": "maya",
+                    "created_at": now - 32 * day,
+                    "total": 3_000,
+                    "refunds": [{"ref": "clean-2", "created_at": now - 30 * day, "amount": 700}],
+                },
+            ],
+            "store_credits": [
+                {"ref": "credit-1", "customer": "maya", "amount": 500, "created_at": now - 3 * day},
+                {"ref": "credit-2", "customer": "ravi", "amount": 300, "created_at": now - 4 * day},
+            ],
+            "discounts": [  # 80% off, above the policy's 50%; and a clean 10%
+                {
+                    "ref": "friends",
+                    "code": "FRIENDS80",
+                    "created_at": now - 6 * day,
+                    "percentage": 0.8,
+                },
+                {"ref": "sorry", "code": "SORRY10", "created_at": now - 7 * day, "percentage": 0.1},
+            ],
+        },
+    )
+    _install_through_the_admin(client, shopify, store.domain)
+    scan = newest(scans_of(session, _shop_of(session, store.domain).id), "shopify")
+    clock = SteppedClock()
+    ctx = replace(scan_context(app, settings), monotonic=clock.monotonic, sleep=clock.sleep)
+
+    assert run_scan(ctx, scan.id) == ScanStatus.DONE
+
+    ref = seeded.refs
+    findings = session.scalars(select(HistoryFinding).where(HistoryFinding.scan_id == scan.id))
+    found = Counter((finding.rule, tuple(finding.records)) for finding in findings)
+    planted = {
+        ("duplicate", (ref["twice-1"], ref["twice-2"])),
+        ("disputed_refund", (ref["disputed"],)),
+        ("large_discount", (ref["friends"],)),
+    }
+    # Before Caseward nothing was guarded: every record is on record as such, once.
+    unguarded = {("unguarded", (gid,)) for gid in ref.values() if gid.startswith("gid://")}
+    unguarded -= {("unguarded", (ref["maya"],)), ("unguarded", (ref["ravi"],))}
+    assert set(found) == planted | unguarded
+    assert set(found.values()) == {1}
+
+
 # ------------------------------------------------------------------ stopping and resuming
 
 
