@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint install run bench mutation
+.PHONY: test lint install run bench profile mutation
 
 test: lint
 	$(BIN)/pytest -n 2 --dist loadfile
@@ -52,6 +52,11 @@ $(STAMP): pyproject.toml widget/package-lock.json
 
 bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_money_path.py
+
+# Where a worker's time goes: py-spy samples a real worker executing approved refunds.
+profile: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[profile]'
+	$(BIN)/python tests/benchmarks/profile_worker.py
 
 # Mutation testing of the guard, the digest, the status rules and the executor (not in CI;
 # long; the files and tests are listed under [tool.mutmut] in pyproject.toml).

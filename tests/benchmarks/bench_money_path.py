@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -45,6 +46,8 @@ from pathlib import Path
 import psycopg
 import requests
 import stripe
+from rq import Queue, Worker
+from rq.job import Job
 from sqlalchemy import func, make_url, select
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,7 +56,6 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from redis_claim import claim_redis_database  # noqa: E402
 
-from app import create_app  # noqa: E402
 from app.actors import Surface, staff, system_actor  # noqa: E402
 from app.approvals.drafts import parse_draft  # noqa: E402
 from app.approvals.service import approve_proposal, create_proposal  # noqa: E402
@@ -62,10 +64,14 @@ from app.cases.service import open_case  # noqa: E402
 from app.clock import utcnow  # noqa: E402
 from app.connections.service import save_stripe_connection  # noqa: E402
 from app.crypto import SecretBox  # noqa: E402
-from app.db import Database, make_engine, make_session_factory  # noqa: E402
-from app.execution.models import Action, ActionStatus  # noqa: E402
+from app.db import make_engine, make_session_factory  # noqa: E402
+from app.execution.models import Action, ActionAttempt, ActionStatus  # noqa: E402
 from app.execution.providers import connection_adapters  # noqa: E402
-from app.execution.queueing import enqueue_execution, execution_queue  # noqa: E402
+from app.execution.queueing import (  # noqa: E402
+    enqueue_execution,
+    execution_job_id,
+    execution_queue,
+)
 from app.guard import (  # noqa: E402
     IdentityLevel,
     InFlightAction,
@@ -190,15 +196,55 @@ def sandbox_process(provider: str = "stripe", *options: str) -> Iterator[Sandbox
 
 
 def worker_env(settings: Settings, **extra: str) -> dict[str, str]:
-    """The environment worker processes read ``settings`` from."""
+    """The environment the web and worker processes read ``settings`` from."""
     return {
         **os.environ,
         "DATABASE_URL": settings.database_url,
         "REDIS_URL": settings.redis_url,
+        "SECRET_KEY": settings.secret_key,
         "CASEWARD_INSTANCE_PATH": str(settings.instance_path),
         "CASEWARD_ENCRYPTION_KEYS": ",".join(settings.encryption_keys),
+        "CASEWARD_QUEUE": settings.queue_name,
+        "CASEWARD_BACKGROUND_QUEUE": settings.background_queue_name,
         **extra,
     }
+
+
+@contextmanager
+def web_process(env: dict[str, str]) -> Iterator[str]:
+    """The web app as production serves it (gunicorn with Caseward's config) on a free
+    port; yields its base URL once it answers."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "--config",
+            "python:app.gunicorn_conf",
+            "app:create_app()",
+        ],
+        cwd=REPO,
+        env={**env, "CASEWARD_BIND": f"127.0.0.1:{port}"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if requests.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("the web app did not start")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
 
 
 def worker_process(env: dict[str, str], queue_name: str) -> subprocess.Popen[bytes]:
@@ -227,8 +273,16 @@ def worker_process(env: dict[str, str], queue_name: str) -> subprocess.Popen[byt
 
 @contextmanager
 def workers(count: int, env: dict[str, str], queue_name: str) -> Iterator[None]:
+    """``count`` worker processes on ``queue_name``, yielding once every one of them has
+    loaded the app and listens (RQ lists a worker only then), so nothing timed waits for
+    a worker still starting."""
     processes = [worker_process(env, queue_name) for _ in range(count)]
-    time.sleep(2.0)  # let the workers import the app and start listening before timing anything
+    queue = Queue(queue_name, connection=connect_redis(Settings.from_env(env)))
+    deadline = time.monotonic() + 60
+    while Worker.count(queue=queue) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the workers did not start")
+        time.sleep(0.1)
     try:
         yield
     finally:
@@ -363,25 +417,59 @@ def proposals(bench: Bench, payment_ids: list[str]) -> list[tuple[uuid.UUID, str
 # ------------------------------------------------------------------ measurements
 
 
-def direct_calls(bench: Bench, count: int) -> list[float]:
+def direct_calls(bench: Bench, count: int) -> tuple[list[float], list[float]]:
+    """Seconds a direct SDK call takes for what a refund asks of Stripe: the fresh read of
+    the payment with its refunds (as the adapter reads it), and the refund itself."""
     client = stripe.StripeClient(
         bench.restricted_key, base_addresses={"api": bench.sandbox.url}, max_network_retries=0
     )
-    samples = []
+    reads, writes = [], []
     for payment_id in payments(bench, count):
         started = time.perf_counter()
+        client.v1.payment_intents.retrieve(payment_id, {"expand": ["latest_charge.refunds"]})
+        read = time.perf_counter()
         client.v1.refunds.create(
             params={"payment_intent": payment_id, "amount": 4800},
             options={"idempotency_key": f"bench-{uuid.uuid4()}"},
         )
-        samples.append(time.perf_counter() - started)
-    return samples
+        reads.append(read - started)
+        writes.append(time.perf_counter() - read)
+    return reads, writes
 
 
-def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[float]:
+@dataclass(frozen=True)
+class PathSample:
+    """One approval's way to the provider's status, in seconds from the approve request,
+    read off the clocks that saw each step: the job on the queue (the handler, its commit
+    and the enqueue: RQ's ``enqueued_at``), a worker starting it (``started_at``), the
+    provider's answer to the write in hand (the attempt's ``finished_at``: the action's
+    reads, the checks, the fresh read and the write), the status recorded (the action's
+    ``updated_at``)."""
+
+    queued: float
+    started: float
+    answered: float
+    recorded: float
+
+    @property
+    def stages(self) -> dict[str, float]:
+        return {
+            "handler, commit, enqueue": self.queued,
+            "queue pickup": self.started - self.queued,
+            "worker: reads, checks, provider calls": self.answered - self.started,
+            "recording": self.recorded - self.answered,
+        }
+
+
+# Approvals sent before the timed ones: the web app's processes compile their queries and
+# warm their pools on the first requests each serves.
+WARM_UP = 4
+
+
+def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[PathSample]:
     """From the approve API call to the provider's status recorded on the action."""
-    todo = proposals(bench, payments(bench, count))
-    return approval_to_status(bench.settings, bench.shop.id, todo, env)
+    todo = proposals(bench, payments(bench, count + WARM_UP))
+    return approval_to_status(bench.settings, bench.shop.id, todo, env)[WARM_UP:]
 
 
 def approval_to_status(
@@ -390,12 +478,12 @@ def approval_to_status(
     todo: list[tuple[uuid.UUID, str]],
     env: dict[str, str],
     before_each: Callable[[], object] = lambda: None,
-) -> list[float]:
-    """Approve each (proposal, digest) through the staff API as ``APPROVER``, one at a
-    time, with one worker running; seconds from the call to the provider's status
-    recorded on the action. ``before_each`` runs untimed before every approval."""
-    app = create_app(settings)
-    factory = Database.state(app).session_factory
+) -> list[PathSample]:
+    """Approve each (proposal, digest) through the staff API as ``APPROVER``, served by
+    gunicorn, one at a time, with one worker process running. The bench waits for each
+    job's result on Redis (RQ's blocking read of the result stream), taking no CPU from
+    what it times. ``before_each`` runs untimed before every approval."""
+    factory = make_session_factory(make_engine(settings.database_url))
     with factory() as session:
         token = issue_token(
             session,
@@ -407,32 +495,55 @@ def approval_to_status(
             console=True,
         ).secret
         session.commit()
-    client = app.test_client()
+    redis = connect_redis(settings)
     samples = []
-    with workers(1, env, settings.queue_name), factory() as session:
+    with (
+        web_process(env) as web,
+        workers(1, env, settings.queue_name),
+        requests.Session() as client,
+        factory() as session,
+    ):
         for proposal_id, digest in todo:
             before_each()
-            started = datetime.now(UTC)
+            sent = datetime.now(UTC)
             response = client.post(
-                f"/api/proposals/{proposal_id}/approve",
+                f"{web}/api/proposals/{proposal_id}/approve",
                 json={"digest": digest},
                 headers={"Authorization": f"Bearer {token}"},
+                timeout=30,
             )
-            action_id = uuid.UUID(response.get_json()["action"]["id"])
-            while True:
-                # Poll gently and read when the worker recorded the answer: the sample is
-                # the database's own timestamp, not this loop's reaction time.
-                session.expire_all()
-                status, recorded = session.execute(
-                    select(Action.status, Action.updated_at).where(Action.id == action_id)
-                ).one()
-                if status in ActionStatus.PROVIDER_REPORTED or status in ActionStatus.FINAL:
-                    break
-                time.sleep(0.02)
-            samples.append((recorded - started).total_seconds())
+            response.raise_for_status()
+            action_id = uuid.UUID(response.json()["action"]["id"])
+            job = Job.fetch(execution_job_id(action_id), connection=redis)
+            if job.latest_result(timeout=30) is None:
+                raise RuntimeError(f"no result for action {action_id}")
+            job.refresh()
+            session.expire_all()
+            status, recorded = session.execute(
+                select(Action.status, Action.updated_at).where(Action.id == action_id)
+            ).one()
             if status != ActionStatus.SUCCEEDED:
                 raise RuntimeError(f"action ended {status}")
+            answered = session.scalar(
+                select(ActionAttempt.finished_at).where(
+                    ActionAttempt.action_id == action_id, ActionAttempt.purpose == "submit"
+                )
+            )
+            assert job.enqueued_at and job.started_at and answered is not None
+            samples.append(
+                PathSample(
+                    queued=_since(sent, job.enqueued_at),
+                    started=_since(sent, job.started_at),
+                    answered=_since(sent, answered),
+                    recorded=_since(sent, recorded),
+                )
+            )
     return samples
+
+
+def _since(start: datetime, moment: datetime) -> float:
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return (aware - start).total_seconds()
 
 
 def approved(bench: Bench, count: int) -> list[uuid.UUID]:
@@ -596,6 +707,25 @@ def checks_latency(iterations: int) -> list[float]:
     return samples
 
 
+def print_floor(reads: list[float], writes: list[float], samples: list[PathSample]) -> None:
+    """Where an approval's time goes with the sandbox answering at once, stage by stage
+    (medians), and Caseward's own time: the whole path less the provider's (a direct
+    SDK read of the payment and a direct refund, medians)."""
+    provider = statistics.median(reads) + statistics.median(writes)
+    whole = [sample.recorded for sample in samples]
+    print("\nthe path at 0 ms, stage by stage (p50, ms)")
+    for stage in samples[0].stages:
+        stage_p50 = statistics.median(sample.stages[stage] for sample in samples)
+        print(f"  {stage:<40} {stage_p50 * 1000:7.1f}")
+    own = [seconds - provider for seconds in whole]
+    print(
+        f"  provider (direct read + refund, p50)     {provider * 1000:7.1f}\n"
+        f"Caseward's own time per action: p50 {statistics.median(own) * 1000:.1f} ms, "
+        f"p95 {percentile(own, 0.95) * 1000:.1f} ms (whole path p50 "
+        f"{statistics.median(whole) * 1000:.1f} ms)"
+    )
+
+
 def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
     """The Stripe half: latency beside the SDK, checks, throughput, the rate-limited burst."""
     with sandbox_process() as sandbox:
@@ -605,16 +735,21 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
             f"{'provider latency':>16} | {'direct SDK call':>22} | "
             f"{'Caseward approval→status':>26} | ratio (median)"
         )
+        floor: tuple[list[float], list[float], list[PathSample]] | None = None
         for latency in (0, 250):
             sandbox.control("POST", "/latency", {"ms": latency})
-            direct = direct_calls(bench, args.calls)
-            path = caseward_path(bench, args.calls, env)
+            reads, writes = direct_calls(bench, args.calls)
+            samples = caseward_path(bench, args.calls, env)
+            direct, path = writes, [sample.recorded for sample in samples]
             d50, d95 = statistics.median(direct) * 1000, percentile(direct, 0.95) * 1000
             c50, c95 = statistics.median(path) * 1000, percentile(path, 0.95) * 1000
             print(
                 f"{latency:>13} ms | p50 {d50:7.1f} p95 {d95:7.1f} | p50 {c50:8.1f} p95 {c95:8.1f}"
                 f" | {c50 / d50:5.2f}x"
             )
+            floor = floor or (reads, writes, samples)
+        assert floor is not None
+        print_floor(*floor)
         sandbox.control("POST", "/latency", {"ms": 0})
         checks = checks_latency(5000)
         print(

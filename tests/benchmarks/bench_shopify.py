@@ -42,6 +42,7 @@ from typing import Any
 from bench_money_path import (
     APPROVER,
     REPO,
+    WARM_UP,
     Sandbox,
     approval_to_status,
     percentile,
@@ -678,9 +679,10 @@ def shopify_figures(settings: Settings, *, calls: int, cases: int, requests: int
             part = slice(series * calls, (series + 1) * calls)
             direct = direct_refunds(bench, direct_orders[part])
             sandbox.control("DELETE", "/requests")
-            path = approval_to_status(
+            samples = approval_to_status(
                 settings, bench.shop_id, todo[part], env, lambda: full_bucket(bench)
             )
+            path = [sample.recorded for sample in samples[WARM_UP:]]
             operations = operations or operations_per_refund(bench, calls)
             (d50, d95), (c50, c95) = milliseconds(direct), milliseconds(path)
             print(
