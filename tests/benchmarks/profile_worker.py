@@ -22,17 +22,14 @@ import collections
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from dataclasses import replace
 from pathlib import Path
 
 from bench_money_path import (
     approved,
+    bench_settings,
     build,
-    database,
-    redis_server,
     sandbox_process,
     worker_env,
     worker_process,
@@ -41,9 +38,7 @@ from sqlalchemy import select
 
 from app.execution.models import Action, ActionStatus
 from app.execution.queueing import enqueue_execution, execution_queue
-from app.migrations import upgrade
 from app.queue import connect_redis
-from app.settings import Settings
 
 PY_SPY = Path(sys.executable).parent / "py-spy"
 # The function every job runs under (RQ's ``BaseWorker.perform_job``): samples outside it
@@ -61,26 +56,13 @@ def main() -> None:
     if not PY_SPY.exists():
         raise SystemExit("py-spy is not installed: pip install -e '.[profile]'")
 
-    with (
-        tempfile.TemporaryDirectory() as instance,
-        database() as db_url,
-        redis_server() as redis_url,
-        sandbox_process() as sandbox,
-    ):
-        upgrade(db_url)
-        settings = Settings(
-            instance_path=Path(instance),
-            database_url=db_url,
-            redis_url=redis_url,
-            secret_key="profile",
-            queue_name=f"caseward-profile-{uuid.uuid4().hex[:6]}",
-        ).completed()
+    with bench_settings("profile") as settings, sandbox_process() as sandbox:
         bench = build(replace(settings, stripe_api_base=sandbox.url), sandbox)
         action_ids = approved(bench, args.actions)
         worker = worker_process(
             worker_env(bench.settings, STRIPE_API_BASE=sandbox.url), bench.settings.queue_name
         )
-        raw = Path(instance) / "samples.txt"
+        raw = settings.instance_path / "samples.txt"
         try:
             time.sleep(3.0)  # the worker imports the app and opens its pool first
             samplers = [_sampler(worker.pid, args.rate, "speedscope", Path(args.output))]

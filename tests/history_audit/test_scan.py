@@ -59,7 +59,7 @@ from app.history_audit.jobs import (
     scan_job_id,
     scans_to_resume,
 )
-from app.history_audit.models import HistoryFinding, HistoryRecord, ScanStatus
+from app.history_audit.models import HistoryFinding, HistoryRecord, HistoryScan, ScanStatus
 from app.history_audit.scan import (
     LONG_WAIT,
     MAX_STALLED_RUNS,
@@ -74,7 +74,7 @@ from app.shops.models import Shop
 from integrations.history import HistoryPage, HistoryReader
 from integrations.provider import Throttled
 from integrations.shopify.history import READ_SCOPES, STANDARD_RESTORE_RATE, page_costs
-from integrations.shopify.sandbox import ShopifySandbox
+from integrations.shopify.sandbox import SandboxShop, ShopifySandbox
 from integrations.stripe.sandbox import RateLimits, StripeSandbox
 
 CLIENT_ID = "caseward-history-scan-client-id"
@@ -173,6 +173,27 @@ def _install_through_the_admin(client: FlaskClient, shopify: ShopifySandbox, dom
     assert page.status_code == 200, page.get_data(as_text=True)[:300]
 
 
+def _store(shopify: ShopifySandbox, name: str, *scopes: str) -> SandboxShop:
+    """A shop of the Shopify sandbox that granted the audit's read scopes (and ``scopes``)."""
+    return shopify.create_shop(
+        f"{name}-{uuid.uuid4().hex[:6]}", owner_user_id=SHOP_OWNER, scopes=(*READ_SCOPES, *scopes)
+    )
+
+
+def _installed_scan(
+    client: FlaskClient, session: Session, shopify: ShopifySandbox, domain: str
+) -> HistoryScan:
+    """Install in the shop through the admin; the scan the install started."""
+    _install_through_the_admin(client, shopify, domain)
+    return newest(scans_of(session, _shop_of(session, domain).id), "shopify")
+
+
+def _stepped(app: Flask, settings: Settings) -> tuple[SteppedClock, ScanContext]:
+    """The scan's context on a clock that moves only when the scan waits."""
+    clock = SteppedClock()
+    return clock, replace(scan_context(app, settings), monotonic=clock.monotonic, sleep=clock.sleep)
+
+
 def _shop_of(session: Session, domain: str) -> Shop:
     session.expire_all()
     return session.scalars(select(Shop).where(Shop.domain == domain)).one()
@@ -185,19 +206,12 @@ def test_installing_in_shopify_scans_every_record_of_the_window_once_with_querie
     session: Session,
     shopify: ShopifySandbox,
 ) -> None:
-    store = shopify.create_shop(
-        f"loom-{uuid.uuid4().hex[:6]}",
-        owner_user_id=SHOP_OWNER,
-        scopes=(*READ_SCOPES, "read_all_orders"),
-    )
+    store = _store(shopify, "loom", "read_all_orders")
     seeded = shopify_history(shopify, store.domain)
 
-    _install_through_the_admin(client, shopify, store.domain)
-    shop = _shop_of(session, store.domain)
-    scan = newest(scans_of(session, shop.id), "shopify")
+    scan = _installed_scan(client, session, shopify, store.domain)
     assert (scan.status, scan.requested_by) == (ScanStatus.QUEUED, "system:install")
-    clock = SteppedClock()
-    ctx = replace(scan_context(app, settings), monotonic=clock.monotonic, sleep=clock.sleep)
+    clock, ctx = _stepped(app, settings)
     # When each page was read, and the pace the reader asked for after it.
     built: list[HistoryReader] = []
     reads: list[tuple[float, float]] = []
@@ -235,9 +249,7 @@ def test_a_shopify_history_with_planted_problems_has_each_found_and_nothing_else
     session: Session,
     shopify: ShopifySandbox,
 ) -> None:
-    store = shopify.create_shop(
-        f"planted-{uuid.uuid4().hex[:6]}", owner_user_id=SHOP_OWNER, scopes=(*READ_SCOPES,)
-    )
+    store = _store(shopify, "planted")
     now, day = time.time(), 86_400.0
     seeded = shopify.seed_history(
         store.domain,
@@ -288,10 +300,8 @@ def test_a_shopify_history_with_planted_problems_has_each_found_and_nothing_else
             ],
         },
     )
-    _install_through_the_admin(client, shopify, store.domain)
-    scan = newest(scans_of(session, _shop_of(session, store.domain).id), "shopify")
-    clock = SteppedClock()
-    ctx = replace(scan_context(app, settings), monotonic=clock.monotonic, sleep=clock.sleep)
+    scan = _installed_scan(client, session, shopify, store.domain)
+    _clock, ctx = _stepped(app, settings)
 
     assert run_scan(ctx, scan.id) == ScanStatus.DONE
 
@@ -498,8 +508,7 @@ def test_a_throttle_the_reader_foresaw_is_waited_out_and_not_counted_as_a_reques
 ) -> None:
     seeded = stripe_history(sandbox, shop.account.id, refunds=5)
     scan_id = _connected_scan(shop, session)
-    clock = SteppedClock()
-    base = replace(scan_context(app, settings), monotonic=clock.monotonic, sleep=clock.sleep)
+    clock, base = _stepped(app, settings)
     held = 0
 
     def foreseen() -> None:
@@ -703,14 +712,10 @@ def test_a_wait_for_shopifys_bucket_is_spent_off_the_worker_by_scheduling_the_ne
     session: Session,
     shopify: ShopifySandbox,
 ) -> None:
-    store = shopify.create_shop(
-        f"slow-{uuid.uuid4().hex[:6]}", owner_user_id=SHOP_OWNER, scopes=(*READ_SCOPES,)
-    )
+    store = _store(shopify, "slow")
     shopify_history(shopify, store.domain, refunds=5)
-    _install_through_the_admin(client, shopify, store.domain)
-    scan = newest(scans_of(session, _shop_of(session, store.domain).id), "shopify")
-    clock = SteppedClock()
-    ctx = replace(scan_context(app, settings), monotonic=clock.monotonic, sleep=clock.sleep)
+    scan = _installed_scan(client, session, shopify, store.domain)
+    clock, ctx = _stepped(app, settings)
     # Other apps of the shop have drained its query-cost bucket.
     shopify.set_available_cost(store.domain, 0)
 
