@@ -11,7 +11,10 @@ from typing import Any, TypeVar
 
 from flask import Flask, current_app, g
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event, inspect
+from sqlalchemy.dialects.postgresql import Insert as pg_insert_type
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import Insert as sqlite_insert_type
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -73,6 +76,17 @@ def locked_row(session: Session, model: type[ModelT], **values: Any) -> ModelT:
         row = model(**values)
         session.add(row)
     return row
+
+
+def insert_unless_present(
+    session: Session, model: type[Base], unique: list[str]
+) -> pg_insert_type | sqlite_insert_type:
+    """``INSERT INTO model ... ON CONFLICT (unique) DO NOTHING`` in the session's database's
+    dialect: a row already there (another delivery, a page read twice) is left as it is, in
+    one statement, without a savepoint to roll back to. Add ``values`` and, to learn which
+    rows went in, ``returning``."""
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    return insert(model).on_conflict_do_nothing(index_elements=unique)
 
 
 def make_engine(database_url: str, **options: Any) -> Engine:

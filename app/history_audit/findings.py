@@ -53,10 +53,9 @@ from enum import StrEnum
 from typing import Any, TypeAlias
 
 from sqlalchemy import ColumnElement, Row, Select, and_, case, func, or_, select
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from app.db import insert_unless_present
 from app.execution.models import Action
 from app.guard import MONEY_KINDS, PolicyRules, describe_period, moved_money
 from app.history_audit.models import HistoryFinding, HistoryRecord, HistoryScan
@@ -582,9 +581,5 @@ def _write(session: Session, scan: HistoryScan, found: Iterable[Found]) -> int:
 
 
 def _insert(session: Session, rows: list[dict[str, Any]]) -> None:
-    dialect = session.get_bind().dialect.name
-    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
-    statement = insert(HistoryFinding).on_conflict_do_nothing(
-        index_elements=["scan_id", "rule", "records_key"]
-    )
-    session.execute(statement, rows)
+    unique = ["scan_id", "rule", "records_key"]
+    session.execute(insert_unless_present(session, HistoryFinding, unique), rows)

@@ -51,12 +51,12 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from sqlalchemy import delete, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import audit
 from app.actors import WORKER, Actor, ActorKind
 from app.connections.models import Connection
+from app.db import insert_unless_present
 from app.errors import CasewardError, Forbidden
 from app.history_audit.findings import compute_findings
 from app.history_audit.models import HistoryFinding, HistoryRecord, HistoryScan, ScanStatus
@@ -445,12 +445,9 @@ def _insert_once(session: Session, scan: HistoryScan, records: Sequence[PastMone
     }
     if not rows:
         return 0
-    dialect = session.get_bind().dialect.name
-    statement = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(HistoryRecord)
+    statement = insert_unless_present(session, HistoryRecord, ["scan_id", "record_id"])
     inserted = session.scalars(
-        statement.values(list(rows.values()))
-        .on_conflict_do_nothing(index_elements=["scan_id", "record_id"])
-        .returning(HistoryRecord.record_id)
+        statement.values(list(rows.values())).returning(HistoryRecord.record_id)
     )
     return len(inserted.all())
 

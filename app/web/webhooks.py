@@ -16,10 +16,9 @@ import uuid
 
 from flask import Blueprint, Response, current_app, jsonify, request
 from sqlalchemy import or_, select
-from sqlalchemy.exc import IntegrityError
 
 from app.connections.models import Connection
-from app.db import request_session
+from app.db import insert_unless_present, request_session
 from app.errors import InvalidInput, NotFound, Unauthenticated
 from app.execution.models import Action, ProviderEvent
 from app.execution.queueing import enqueue_refresh
@@ -59,15 +58,15 @@ def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
         "created": event.created,
         "payload": event.payload,
     }
-    try:
-        # The unique (shop_id, provider, event_id) decides: a redelivery to this shop
-        # fails here and changes nothing; another shop's delivery is its own.
-        with session.begin_nested():
-            session.add(ProviderEvent(**values))
-        inserted = True
-    except IntegrityError:
-        inserted = False
-    if not inserted:
+    # The unique (shop_id, provider, event_id) decides: a redelivery to this shop inserts
+    # nothing and changes nothing; another shop's delivery is its own.
+    unique = ["shop_id", "provider", "event_id"]
+    kept = session.execute(
+        insert_unless_present(session, ProviderEvent, unique)
+        .values(**values)
+        .returning(ProviderEvent.id)
+    ).first()
+    if kept is None:
         session.rollback()
         return jsonify({"received": True, "duplicate": True}), 200
 

@@ -14,12 +14,15 @@ prints, side by side:
 * executed actions per second with 1 and 2 workers (sandbox answering at once);
 * a burst of approvals against Stripe's test-mode rate limit (429 past 25 reads and 25
   writes a second): none lost, none duplicated, and how long next to the limit's pace;
+* then the webhook figures of ``bench_webhooks.py``: Stripe's webhooks acknowledged at 200
+  a second for a minute, with the latency of each acknowledgement, and every event kept and
+  acted on once;
 * then the Shopify figures of ``bench_shopify.py``: the embedded admin's case page and
   queue in a shop of 1,000 cases, and a Shopify refund's whole path beside a direct
   ``refundCreate`` call;
 * then the drafting figures of ``bench_drafting.py``: tokens billed per drafted case with
-  and without prompt caching. ``--only stripe``, ``--only shopify`` or ``--only drafting``
-  runs one part;
+  and without prompt caching. ``--only stripe``, ``--only webhooks``, ``--only shopify`` or
+  ``--only drafting`` runs one part;
 * ``--only history`` (not part of the whole run: at Shopify's query-cost pace it is the
   longest) runs ``bench_history.py``: the read-only audit's scan of 1,000 and
   ``--records`` past money actions at Stripe's and Shopify's rate limits, how much of each
@@ -326,7 +329,7 @@ class Bench:
     session_factory: Callable[[], object]
 
 
-def build(settings: Settings, sandbox: Sandbox) -> Bench:
+def build(settings: Settings, sandbox: Sandbox, webhook_secret: str | None = None) -> Bench:
     account = sandbox.control(
         "POST", "/accounts", {"restricted_keys": [{"permissions": DEMO_PERMISSIONS}]}
     )
@@ -352,7 +355,7 @@ def build(settings: Settings, sandbox: Sandbox) -> Bench:
             actor=staff(OWNER, Surface.STAFF_API),
             api_key=account["restricted_keys"][0]["key"],
             livemode=False,
-            webhook_secret=None,
+            webhook_secret=webhook_secret,
             box=box,
             now=now,
         )
@@ -802,8 +805,12 @@ def main() -> None:
     parser.add_argument(
         "--records", type=int, default=10_000, help="records in the scanned history"
     )
+    parser.add_argument("--webhook-rate", type=int, default=200, help="webhooks a second")
+    parser.add_argument("--webhook-seconds", type=int, default=60, help="seconds of webhooks")
     parser.add_argument(
-        "--only", choices=("stripe", "shopify", "drafting", "history"), help="run one part only"
+        "--only",
+        choices=("stripe", "webhooks", "shopify", "drafting", "history"),
+        help="run one part only",
     )
     args = parser.parse_args()
 
@@ -816,6 +823,13 @@ def main() -> None:
         )
         if args.only in (None, "stripe"):
             stripe_figures(settings, args)
+        if args.only in (None, "webhooks"):
+            # Imported here: bench_webhooks builds on this module's helpers.
+            from bench_webhooks import webhook_figures  # noqa: PLC0415
+
+            if args.only is None:
+                print()
+            webhook_figures(settings, rate=args.webhook_rate, seconds=args.webhook_seconds)
         if args.only in (None, "shopify"):
             # Imported here: bench_shopify builds on this module's helpers.
             from bench_shopify import shopify_figures  # noqa: PLC0415

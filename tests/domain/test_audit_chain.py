@@ -178,6 +178,7 @@ def test_a_transactions_events_are_chained_at_commit_under_one_lock_of_the_head(
     session: Session,
 ) -> None:
     shop = _shop(session, "linen.myshopify.com")
+    _note(session, shop, "the shop's first event, which makes its head")
     session.commit()
     for note in ("first", "second", "third"):
         _note(session, shop, note)
@@ -196,11 +197,12 @@ def test_a_transactions_events_are_chained_at_commit_under_one_lock_of_the_head(
     # One locked read of the head, one insert of the three events, one move of the head.
     touching = [" ".join(s.split()[:3]) for s in statements if "audit_" in s]
     assert touching == [
-        "INSERT INTO audit_heads",
+        "SELECT audit_heads.shop_id, audit_heads.seq,",
         "INSERT INTO audit_events",
         "UPDATE audit_heads SET",
     ]
-    assert _notes(session, shop) == ["first", "second", "third"]
+    assert "FOR UPDATE" in next(s for s in statements if "FROM audit_heads" in s)
+    assert _notes(session, shop)[1:] == ["first", "second", "third"]
     assert verify_chain(session, shop.id).intact
 
 
