@@ -45,13 +45,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import requests
 import stripe
+from redis import Redis as RedisClient
+from redis.client import Pipeline as RedisPipeline
 from rq import Queue, Worker
 from rq.job import Job
-from sqlalchemy import func, make_url, select
+from sqlalchemy import event, func, make_url, select
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -59,6 +62,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from redis_claim import claim_redis_database  # noqa: E402
 
+from app import audit, create_app  # noqa: E402
 from app.actors import Surface, staff, system_actor  # noqa: E402
 from app.approvals.drafts import parse_draft  # noqa: E402
 from app.approvals.service import approve_proposal, create_proposal  # noqa: E402
@@ -67,7 +71,8 @@ from app.cases.service import open_case  # noqa: E402
 from app.clock import utcnow  # noqa: E402
 from app.connections.service import save_stripe_connection  # noqa: E402
 from app.crypto import SecretBox  # noqa: E402
-from app.db import make_engine, make_session_factory  # noqa: E402
+from app.db import Database, make_engine, make_session_factory  # noqa: E402
+from app.execution.executor import ExecutionContext, execute_action  # noqa: E402
 from app.execution.models import Action, ActionAttempt, ActionStatus  # noqa: E402
 from app.execution.providers import connection_adapters  # noqa: E402
 from app.execution.queueing import (  # noqa: E402
@@ -623,6 +628,124 @@ def throughput(bench: Bench, count: int, worker_count: int, env: dict[str, str])
     return count / elapsed
 
 
+@dataclass(frozen=True)
+class Counts:
+    """What one action costs in round trips, on each side of the queue."""
+
+    handler_statements: float
+    handler_redis: float
+    worker_statements: float
+    worker_redis: float
+
+
+def counts_per_action(bench: Bench, count: int, env: dict[str, str]) -> Counts:
+    """SQL statements and Redis commands per action: the approve handler's (the Flask app
+    in-process, counted at its engine and its Redis client), the job's (``execute_action``
+    in-process, as the worker runs it), and the worker process's own for RQ's bookkeeping
+    (Redis's command count while a listening worker drains ``count`` jobs, less the
+    enqueues)."""
+    app = create_app(bench.settings)
+    factory = Database.state(app).session_factory
+    with factory() as session:
+        token = issue_token(
+            session,
+            shop=session.get(Shop, bench.shop.id),
+            user_id=APPROVER,
+            issued_by=system_actor("benchmark", Surface.CONSOLE),
+            lifetime=timedelta(hours=1),
+            now=utcnow(),
+            console=True,
+        ).secret
+        session.commit()
+    client = app.test_client()
+    todo = proposals(bench, payments(bench, count))
+    action_ids = []
+    with counting(factory.kw["bind"]) as handler:
+        for proposal_id, digest in todo:
+            response = client.post(
+                f"/api/proposals/{proposal_id}/approve",
+                json={"digest": digest},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            action_ids.append(uuid.UUID(response.get_json()["action"]["id"]))
+    engine = make_engine(bench.settings.database_url)
+    jobs = make_session_factory(engine)
+    audit.bind_key_ring(jobs, audit.audit_key_ring(bench.settings))
+    ctx = ExecutionContext(
+        session_factory=jobs,
+        adapters=connection_adapters(bench.settings, bench.box, reuse=True),
+        settings=bench.settings,
+        clock=utcnow,
+    )
+    with counting(engine) as job:
+        for action_id in action_ids:
+            if execute_action(ctx, action_id) != ActionStatus.SUCCEEDED:
+                raise RuntimeError(f"action {action_id} did not succeed")
+    redis = connect_redis(bench.settings)
+    again = approved(bench, count)
+    queue = execution_queue(redis, bench.settings.queue_name)
+    with workers(1, env, bench.settings.queue_name), bench.session_factory() as session:  # type: ignore[attr-defined]
+        time.sleep(1.0)  # the worker has settled into waiting for work
+        before = _redis_commands(redis)
+        with counting(None) as enqueues:
+            for action_id in again:
+                enqueue_execution(queue, action_id)
+        while session.scalar(
+            select(Action.id)
+            .where(Action.id.in_(again), Action.status.in_(ActionStatus.IN_FLIGHT))
+            .limit(1)
+        ):
+            time.sleep(0.25)
+            session.expire_all()
+        rq_own = _redis_commands(redis) - before - enqueues.redis
+    return Counts(
+        handler.statements / count,
+        handler.redis / count,
+        job.statements / count,
+        (job.redis + rq_own) / count,
+    )
+
+
+@dataclass
+class Counted:
+    statements: int = 0
+    redis: int = 0
+
+
+@contextmanager
+def counting(engine: object) -> Iterator[Counted]:
+    """Count the SQL statements ``engine`` sends and the Redis commands this process
+    sends (a pipeline counts its commands) while the block runs."""
+    counted = Counted()
+
+    def statement(*_: object) -> None:
+        counted.statements += 1
+
+    def command(self: object, *args: object, **options: object) -> object:
+        counted.redis += 1
+        return send_command(self, *args, **options)
+
+    def pipeline(self: Any, *args: object, **options: object) -> object:
+        counted.redis += len(self.command_stack)
+        return send_pipeline(self, *args, **options)
+
+    send_command, send_pipeline = RedisClient.execute_command, RedisPipeline.execute
+    if engine is not None:
+        event.listen(engine, "before_cursor_execute", statement)
+    RedisClient.execute_command, RedisPipeline.execute = command, pipeline  # type: ignore[method-assign]
+    try:
+        yield counted
+    finally:
+        RedisClient.execute_command, RedisPipeline.execute = send_command, send_pipeline  # type: ignore[method-assign]
+        if engine is not None:
+            event.remove(engine, "before_cursor_execute", statement)
+
+
+def _redis_commands(redis: Any) -> int:
+    """Commands the Redis server has run so far (its ``INFO commandstats``)."""
+    return sum(stat["calls"] for stat in redis.info("commandstats").values())
+
+
 STRIPE_TEST_WRITES_PER_SECOND = 25
 
 
@@ -778,6 +901,13 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
             f"\nchecks with facts in hand (20 refunds, 20 in flight, 20 past): "
             f"p50 {statistics.median(checks) * 1e3:.3f} ms, "
             f"p99 {percentile(checks, 0.99) * 1e3:.3f} ms"
+        )
+        counts = counts_per_action(bench, 20, env)
+        print(
+            "round trips per action: approve handler "
+            f"{counts.handler_statements:.1f} SQL statements, {counts.handler_redis:.1f} Redis "
+            f"commands; worker {counts.worker_statements:.1f} SQL statements, "
+            f"{counts.worker_redis:.1f} Redis commands (RQ's own)"
         )
         for count in (1, 2):
             rate = throughput(bench, args.actions, count, env)
