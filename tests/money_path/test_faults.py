@@ -292,7 +292,9 @@ _PROPERTY_TIMEOUT = 0.25
 _DELAY_MS = 400
 # A send held at Stripe waits this long at most for the merchant's refund to land first.
 _HELD_SEND_TIMEOUT = 10.0
-_EXAMPLES = 150
+# Derandomized: the same scenarios every run, enough to reach every end state (checked by
+# ``end_states_reached``) in under a minute of the suite's ten.
+_EXAMPLES = 100
 
 # Every way an action can end that the money path must handle; each example records
 # the ones its actions reached, and the run fails unless each was reached at least once.
