@@ -31,6 +31,12 @@ from app.settings import Settings
 def context() -> ExecutionContext:
     settings = Settings.from_env()
     settings.require_production_secrets()
+    return execution_context(settings)
+
+
+def execution_context(settings: Settings) -> ExecutionContext:
+    """What a worker executes actions with: its own pool, the audit keys, adapters kept
+    per connection."""
     factory = make_session_factory(make_engine(settings.database_url))
     # Events the worker writes are sealed with the same keys as the web's.
     audit.bind_key_ring(factory, audit.audit_key_ring(settings))

@@ -62,7 +62,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from redis_claim import claim_redis_database  # noqa: E402
 
-from app import audit, create_app  # noqa: E402
+from app import create_app  # noqa: E402
 from app.actors import Surface, staff, system_actor  # noqa: E402
 from app.approvals.drafts import parse_draft  # noqa: E402
 from app.approvals.service import approve_proposal, create_proposal  # noqa: E402
@@ -72,7 +72,8 @@ from app.clock import utcnow  # noqa: E402
 from app.connections.service import save_stripe_connection  # noqa: E402
 from app.crypto import SecretBox  # noqa: E402
 from app.db import Database, make_engine, make_session_factory  # noqa: E402
-from app.execution.executor import ExecutionContext, execute_action  # noqa: E402
+from app.execution.executor import execute_action  # noqa: E402
+from app.execution.jobs import execution_context  # noqa: E402
 from app.execution.models import Action, ActionAttempt, ActionStatus  # noqa: E402
 from app.execution.providers import connection_adapters  # noqa: E402
 from app.execution.queueing import (  # noqa: E402
@@ -444,6 +445,34 @@ def proposals(bench: Bench, payment_ids: list[str]) -> list[tuple[uuid.UUID, str
 # ------------------------------------------------------------------ measurements
 
 
+def approver_token(factory: Callable[[], Any], shop_id: uuid.UUID) -> str:
+    """A console staff token of ``APPROVER`` in the shop, for an hour."""
+    with factory() as session:
+        token = issue_token(
+            session,
+            shop=session.get(Shop, shop_id),
+            user_id=APPROVER,
+            issued_by=system_actor("benchmark", Surface.CONSOLE),
+            lifetime=timedelta(hours=1),
+            now=utcnow(),
+            console=True,
+        ).secret
+        session.commit()
+    return token
+
+
+def wait_until_settled(session: Any, action_ids: list[uuid.UUID]) -> None:
+    """Return once none of the actions is in flight; looks four times a second, so the
+    waiting takes no CPU from the workers being timed."""
+    while session.scalar(
+        select(Action.id)
+        .where(Action.id.in_(action_ids), Action.status.in_(ActionStatus.IN_FLIGHT))
+        .limit(1)
+    ):
+        time.sleep(0.25)
+        session.expire_all()
+
+
 def direct_calls(bench: Bench, count: int) -> tuple[list[float], list[float]]:
     """Seconds a direct SDK call takes for what a refund asks of Stripe: the fresh read of
     the payment with its refunds (as the adapter reads it), and the refund itself."""
@@ -511,17 +540,7 @@ def approval_to_status(
     job's result on Redis (RQ's blocking read of the result stream), taking no CPU from
     what it times. ``before_each`` runs untimed before every approval."""
     factory = make_session_factory(make_engine(settings.database_url))
-    with factory() as session:
-        token = issue_token(
-            session,
-            shop=session.get(Shop, shop_id),
-            user_id=APPROVER,
-            issued_by=system_actor("benchmark", Surface.CONSOLE),
-            lifetime=timedelta(hours=1),
-            now=utcnow(),
-            console=True,
-        ).secret
-        session.commit()
+    token = approver_token(factory, shop_id)
     redis = connect_redis(settings)
     samples = []
     with (
@@ -607,16 +626,7 @@ def drained(
         started = datetime.now(UTC)
         for action_id in action_ids:
             enqueue_execution(queue, action_id)
-        while True:
-            time.sleep(0.25)
-            session.expire_all()
-            waiting = session.scalar(
-                select(Action.id)
-                .where(Action.id.in_(action_ids), Action.status.in_(ActionStatus.IN_FLIGHT))
-                .limit(1)
-            )
-            if waiting is None:
-                break
+        wait_until_settled(session, action_ids)
         ended = session.scalar(select(func.max(Action.updated_at)).where(Action.id.in_(action_ids)))
         statuses = session.scalars(select(Action.status).where(Action.id.in_(action_ids)))
         return (ended - started).total_seconds(), {str(status) for status in statuses}
@@ -646,17 +656,7 @@ def counts_per_action(bench: Bench, count: int, env: dict[str, str]) -> Counts:
     enqueues)."""
     app = create_app(bench.settings)
     factory = Database.state(app).session_factory
-    with factory() as session:
-        token = issue_token(
-            session,
-            shop=session.get(Shop, bench.shop.id),
-            user_id=APPROVER,
-            issued_by=system_actor("benchmark", Surface.CONSOLE),
-            lifetime=timedelta(hours=1),
-            now=utcnow(),
-            console=True,
-        ).secret
-        session.commit()
+    token = approver_token(factory, bench.shop.id)
     client = app.test_client()
     todo = proposals(bench, payments(bench, count))
     action_ids = []
@@ -668,15 +668,8 @@ def counts_per_action(bench: Bench, count: int, env: dict[str, str]) -> Counts:
                 headers={"Authorization": f"Bearer {token}"},
             )
             action_ids.append(uuid.UUID(response.get_json()["action"]["id"]))
-    engine = make_engine(bench.settings.database_url)
-    jobs = make_session_factory(engine)
-    audit.bind_key_ring(jobs, audit.audit_key_ring(bench.settings))
-    ctx = ExecutionContext(
-        session_factory=jobs,
-        adapters=connection_adapters(bench.settings, bench.box, reuse=True),
-        settings=bench.settings,
-        clock=utcnow,
-    )
+    ctx = execution_context(bench.settings)
+    engine = ctx.session_factory.kw["bind"]
     with counting(engine) as job:
         for action_id in action_ids:
             if execute_action(ctx, action_id) != ActionStatus.SUCCEEDED:
@@ -690,13 +683,7 @@ def counts_per_action(bench: Bench, count: int, env: dict[str, str]) -> Counts:
         with counting(None) as enqueues:
             for action_id in again:
                 enqueue_execution(queue, action_id)
-        while session.scalar(
-            select(Action.id)
-            .where(Action.id.in_(again), Action.status.in_(ActionStatus.IN_FLIGHT))
-            .limit(1)
-        ):
-            time.sleep(0.25)
-            session.expire_all()
+        wait_until_settled(session, again)
         rq_own = _redis_commands(redis) - before - enqueues.redis
     return Counts(
         handler.statements / count,

@@ -31,12 +31,11 @@ from bench_money_path import (
     bench_settings,
     build,
     sandbox_process,
+    wait_until_settled,
     worker_env,
     worker_process,
 )
-from sqlalchemy import select
 
-from app.execution.models import Action, ActionStatus
 from app.execution.queueing import enqueue_execution, execution_queue
 from app.queue import connect_redis
 
@@ -73,13 +72,7 @@ def main() -> None:
             for action_id in action_ids:
                 enqueue_execution(queue, action_id)
             with bench.session_factory() as session:  # type: ignore[attr-defined]
-                while session.scalar(
-                    select(Action.id)
-                    .where(Action.id.in_(action_ids), Action.status.in_(ActionStatus.IN_FLIGHT))
-                    .limit(1)
-                ):
-                    time.sleep(0.25)
-                    session.expire_all()
+                wait_until_settled(session, action_ids)
             elapsed = time.perf_counter() - started
         finally:
             for sampler in samplers:
