@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 from app import audit
 from app.actors import Actor
 from app.connections.models import Connection
+from app.connections.service import record_saved
 from app.crypto import SecretBox, mask_secret
 from app.errors import InvalidInput
 from app.shops.models import Shop, StaffRole
@@ -189,21 +190,8 @@ def save_merchant_connection(
     connection.endpoint_url = base
     # An http endpoint (this machine, outside production) is a test one.
     connection.livemode = base.startswith("https://")
-    connection.created_by = actor.ref
-    connection.created_at = now
-    session.flush()
-    audit.record(
-        session,
-        shop_id=shop.id,
-        kind="connection.saved",
-        actor=actor,
-        data={
-            "provider": MERCHANT,
-            "endpoint_url": base,
-            "key": connection.key_hint,
-            "secret_made": made is not None,
-        },
-        now=now,
+    record_saved(
+        session, connection, actor=actor, now=now, endpoint_url=base, secret_made=made is not None
     )
     secrets = signing_secrets(connection, box)
     return MerchantConnected(connection, made, secrets.previous_until)

@@ -48,6 +48,24 @@ from integrations.stripe.adapter import (
 MAX_KEY_LENGTH = 255
 
 
+def record_saved(
+    session: Session, connection: Connection, *, actor: Actor, now: datetime, **data: object
+) -> None:
+    """Stamp who saved ``connection`` and when, and audit ``connection.saved`` with its
+    provider, its key's hint and ``data`` (never a secret)."""
+    connection.created_by = actor.ref
+    connection.created_at = now
+    session.flush()
+    audit.record(
+        session,
+        shop_id=connection.shop_id,
+        kind="connection.saved",
+        actor=actor,
+        data={"provider": connection.provider, "key": connection.key_hint, **data},
+        now=now,
+    )
+
+
 def stripe_webhook_url(base_url: str, connection_id: uuid.UUID) -> str:
     """Where Stripe delivers a connection's events (``base_url`` is this app's address)."""
     return f"{base_url.rstrip('/')}/webhooks/stripe/{connection_id}"
@@ -106,17 +124,7 @@ def save_stripe_connection(
     connection.key_hint = mask_secret(api_key)
     if webhook_secret is not None:
         connection.encrypted_webhook_secret = box.encrypt(webhook_secret)
-    connection.created_by = actor.ref
-    connection.created_at = now
-    session.flush()
-    audit.record(
-        session,
-        shop_id=shop.id,
-        kind="connection.saved",
-        actor=actor,
-        data={"provider": "stripe", "key": connection.key_hint, "livemode": livemode},
-        now=now,
-    )
+    record_saved(session, connection, actor=actor, now=now, livemode=livemode)
     if registered is not None:
         endpoint_id, url = registered
         audit.record(

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from app import audit
 from app.actors import Actor
 from app.connections.models import Connection
+from app.connections.service import record_saved
 from app.crypto import SecretBox, mask_secret
 from app.errors import InvalidInput
 from app.shops.models import Shop, StaffRole
@@ -99,17 +100,7 @@ def save_gorgias_connection(
         json.dumps({"username": account.username, "api_key": account.api_key})
     )
     connection.key_hint = mask_secret(account.api_key)
-    connection.created_by = actor.ref
-    connection.created_at = now
-    session.flush()
-    audit.record(
-        session,
-        shop_id=shop.id,
-        kind="connection.saved",
-        actor=actor,
-        data={"provider": GORGIAS, "account": account.domain, "key": connection.key_hint},
-        now=now,
-    )
+    record_saved(session, connection, actor=actor, now=now, account=account.domain)
     return GorgiasConnected(connection, new_secret)
 
 
