@@ -8,29 +8,35 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flask import Flask
-
-from app import audit, money
-from app.cli import register_commands
 from app.crypto import read_or_create_secret, secret_box
-from app.db import db
-from app.execution.providers import connection_adapters
-from app.queue import redis_ext
 from app.settings import Settings
-from app.web import helpdesk, limits, mcp_mount, proxy, register_blueprints
-from app.web.api import bp as api_bp
-from app.web.auth import StoredStaffTokens
-from app.web.errors import register_error_handlers
-from app.web.security import init_security
-from app.web.shopify_admin import ShopifySessionTokens, init_shopify
-from app.web.shopify_webhooks import bp as shopify_webhooks_bp
-from app.web.webhooks import bp as webhooks_bp
+
+if TYPE_CHECKING:
+    from flask import Flask
 
 
 def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     """Build the app from ``config``: a :class:`Settings`, or overrides of the environment."""
+    # Imported here, as in Flask's own tutorial: a worker or a command imports ``app.*``
+    # without loading the web app, its SDKs and their seconds of start-up.
+    from flask import Flask
+
+    from app import audit, money
+    from app.cli import register_commands
+    from app.db import db
+    from app.execution.providers import connection_adapters
+    from app.queue import redis_ext
+    from app.web import helpdesk, limits, mcp_mount, proxy, register_blueprints
+    from app.web.api import bp as api_bp
+    from app.web.auth import StoredStaffTokens
+    from app.web.errors import register_error_handlers
+    from app.web.security import init_security
+    from app.web.shopify_admin import ShopifySessionTokens, init_shopify
+    from app.web.shopify_webhooks import bp as shopify_webhooks_bp
+    from app.web.webhooks import bp as webhooks_bp
+
     if isinstance(config, Settings):
         settings = config.completed()
     else:
