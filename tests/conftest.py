@@ -28,10 +28,11 @@ from typing import Any
 
 import psycopg
 import pytest
+from empty_tables import empty_tables
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from redis_claim import claim_redis_database
-from sqlalchemy import Engine, make_url, text
+from sqlalchemy import make_url
 from sqlalchemy.orm import Session
 from stripe_spec import (
     STRICT_ENV_VAR,
@@ -42,11 +43,8 @@ from stripe_spec import (
 )
 from werkzeug.serving import make_server
 
-from app import (
-    create_app,
-    models,  # noqa: F401  (registers every table on Base.metadata, for cleaning)
-)
-from app.db import Base, Database
+from app import create_app
+from app.db import Database
 from app.migrations import upgrade
 from app.settings import Settings, normalise_database_url
 from integrations.stripe.sandbox import StripeSandbox
@@ -199,17 +197,8 @@ def app(settings: Settings) -> Iterator[Flask]:
     application = create_app(settings)
     yield application
     engine = Database.state(application).engine
-    _empty_tables(engine)
+    empty_tables(engine)  # each test's database is the shared one on PostgreSQL
     engine.dispose()
-
-
-def _empty_tables(engine: Engine) -> None:
-    if engine.dialect.name != "postgresql":
-        return  # each test has its own SQLite copy
-    tables = [table.name for table in reversed(Base.metadata.sorted_tables)]
-    with engine.begin() as connection:
-        # TRUNCATE fires no row triggers: the append-only audit table empties too.
-        connection.execute(text(f"TRUNCATE {', '.join(tables)} CASCADE"))
 
 
 @pytest.fixture

@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from empty_tables import empty_tables
 from flask import Flask
 from mcp_support import RATE_LIMIT
 from sandbox_settings import with_sandbox
-from sqlalchemy import text
 from sqlalchemy.orm import Session
 from werkzeug.serving import make_server
 
 from app import create_app
 from app.crypto import SecretBox, secret_box
-from app.db import Base, Database
+from app.db import Database
 from app.demo import LinenShop, seed_linen_shop
 from app.settings import Settings
 from app.web.mcp_mount import MCP_PATH
@@ -90,12 +90,7 @@ def settings(module_settings: Settings) -> Settings:
 @pytest.fixture
 def app(served: Served) -> Iterator[Flask]:
     yield served.app
-    engine = Database.state(served.app).engine
-    if engine.dialect.name == "postgresql":
-        tables = ", ".join(table.name for table in reversed(Base.metadata.sorted_tables))
-        with engine.begin() as connection:
-            # TRUNCATE fires no row triggers: the append-only audit table empties too.
-            connection.execute(text(f"TRUNCATE {tables} CASCADE"))
+    empty_tables(Database.state(served.app).engine)
 
 
 @pytest.fixture

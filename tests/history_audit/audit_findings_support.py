@@ -17,11 +17,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, insert, text
+from empty_tables import empty_tables
+from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
 from stored_actions import a_case_with_proposal
 
-from app.db import Base, make_engine
+from app.db import make_engine
 from app.execution.models import Action
 from app.history_audit.models import HistoryRecord, HistoryScan, ScanStatus
 from app.shops.models import Shop
@@ -40,15 +41,6 @@ def module_engine(folder: Path, migrated_database_url: str) -> Iterator[Engine]:
     yield engine
     empty_tables(engine)
     engine.dispose()
-
-
-def empty_tables(engine: Engine) -> None:
-    if engine.dialect.name != "postgresql":
-        return  # the module's own SQLite copy goes with its folder
-    tables = ", ".join(table.name for table in reversed(Base.metadata.sorted_tables))
-    with engine.begin() as connection:
-        # TRUNCATE fires no row triggers: the append-only audit table empties too.
-        connection.execute(text(f"TRUNCATE {tables} CASCADE"))
 
 
 def a_shop(session: Session, name: str) -> Shop:

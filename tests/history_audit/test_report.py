@@ -22,7 +22,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from audit_findings_support import T0, Planted, a_scan, empty_tables, keep, tags
+from audit_findings_support import T0, Planted, a_scan, keep, tags
+from empty_tables import empty_tables
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import event
