@@ -28,7 +28,7 @@ from app.demo import LinenShop
 schemathesis.experimental.OPEN_API_3_1.enable()
 
 CHECKS = (not_a_server_error, status_code_conformance, response_schema_conformance)
-EXAMPLES_PER_OPERATION = 25
+EXAMPLES_PER_OPERATION = 12
 
 
 @pytest.fixture
