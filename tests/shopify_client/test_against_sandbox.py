@@ -60,7 +60,8 @@ def sandbox() -> Iterator[ShopifySandbox]:
 @pytest.fixture
 def shopify(sandbox: ShopifySandbox) -> Iterator[ShopifyAuth]:
     handle = sandbox.start()
-    auth = ShopifyAuth(CLIENT_ID, SECRET, api_base=handle.url, timeout=5.0)
+    # Generous: these tests read shapes, not timings, and share a loaded machine.
+    auth = ShopifyAuth(CLIENT_ID, SECRET, api_base=handle.url, timeout=30.0)
     yield auth
     auth.close()
 
