@@ -53,17 +53,17 @@ from integrations.stripe.sandbox import StripeSandbox
 # other module keeps its place after them.
 LONGEST_FIRST = (
     "tests/money_path/test_faults.py",
-    "tests/stripe_spec_selftest/test_strict_mode.py",
+    "tests/money_path/test_storefront_chat.py",
     "tests/api/test_openapi_fuzz.py",
+    "tests/money_path/test_approvals_api.py",
+    "tests/money_path/test_executor_mutants.py",
+    "tests/domain/test_lifecycle.py",
+    "tests/stripe_spec_selftest/test_strict_mode.py",
+    "tests/money_path/test_reconciliation.py",
+    "tests/widget/test_storefront_story_browser.py",
+    "tests/money_path/test_webhooks.py",
     "tests/money_path/test_processes.py",
     "tests/history_audit/test_scan.py",
-    "tests/merchant_endpoint/test_money_path.py",
-    "tests/money_path/test_action_kinds.py",
-    "tests/foundation/test_secret_files.py",
-    "tests/money_path/test_seed_story.py",
-    "tests/demo/test_demo_restart.py",
-    "tests/money_path/test_storefront_chat.py",
-    "tests/widget/test_storefront_story_browser.py",
 )
 
 
