@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections import deque
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -30,7 +31,10 @@ class ReceivedRequest:
     presented, a Shopify shop by its Host header; ``None`` when unknown); ``operation``
     is a GraphQL request's operation name (or its root fields when unnamed); ``status``
     stays ``None`` while the request is being served, and ``dropped`` means the
-    connection was closed without an answer (a fault)."""
+    connection was closed without an answer (a fault). ``arrived_at`` and
+    ``answered_at`` are the machine's wall clock (Unix seconds), not the sandbox's own
+    clock that tests may move: benchmarks split a caller's time around the provider's
+    with them."""
 
     number: int
     method: str
@@ -41,6 +45,8 @@ class ReceivedRequest:
     dropped: bool = False
     replayed: bool = False
     operation: str | None = None
+    arrived_at: float = 0.0
+    answered_at: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Control-endpoint form."""
@@ -72,6 +78,7 @@ class RequestLog:
                 account=account,
                 idempotency_key=idempotency_key,
                 operation=operation,
+                arrived_at=time.time(),
             )
             self._entries.append(entry)
         return entry
@@ -82,6 +89,7 @@ class RequestLog:
             entry.dropped = response.drop
             entry.status = None if response.drop else response.status
             entry.replayed = response.replayed and not response.drop
+            entry.answered_at = time.time()
 
     def entries(self, account: str | None = None) -> list[ReceivedRequest]:
         """Copies of the requests received (of one account, when given), oldest first."""

@@ -74,7 +74,7 @@ from app.crypto import SecretBox  # noqa: E402
 from app.db import Database, make_engine, make_session_factory  # noqa: E402
 from app.execution.executor import execute_action  # noqa: E402
 from app.execution.jobs import execution_context  # noqa: E402
-from app.execution.models import Action, ActionAttempt, ActionStatus  # noqa: E402
+from app.execution.models import Action, ActionStatus  # noqa: E402
 from app.execution.providers import connection_adapters  # noqa: E402
 from app.execution.queueing import (  # noqa: E402
     enqueue_execution,
@@ -264,8 +264,8 @@ def web_process(env: dict[str, str]) -> Iterator[str]:
             try:
                 if requests.get(f"{url}/health", timeout=1).status_code == 200:
                     break
-            except requests.ConnectionError:
-                pass
+            except (requests.ConnectionError, requests.Timeout):
+                pass  # not listening yet, or its workers still loading the app
             if time.monotonic() > deadline or process.poll() is not None:
                 raise RuntimeError("the web app did not start")
             time.sleep(0.1)
@@ -498,13 +498,16 @@ class PathSample:
     """One approval's way to the provider's status, in seconds from the approve request,
     read off the clocks that saw each step: the job on the queue (the handler, its commit
     and the enqueue: RQ's ``enqueued_at``), a worker starting it (``started_at``), the
-    provider's answer to the write in hand (the attempt's ``finished_at``: the action's
-    reads, the checks, the fresh read and the write), the status recorded (the action's
-    ``updated_at``)."""
+    provider's requests as the sandbox received and answered them (the fresh reads, then
+    the write), the status recorded (the action's ``updated_at``). The sandbox's own
+    serving time is the provider's; the HTTP client and SDK on either side are Caseward's."""
 
     queued: float
     started: float
-    answered: float
+    first_request: float
+    reads_served: float
+    write_arrived: float
+    write_answered: float
     recorded: float
 
     @property
@@ -512,8 +515,13 @@ class PathSample:
         return {
             "handler, commit, enqueue": self.queued,
             "queue pickup": self.started - self.queued,
-            "worker: reads, checks, provider calls": self.answered - self.started,
-            "recording": self.recorded - self.answered,
+            "worker: reads, locks, adapter": self.first_request - self.started,
+            "provider: fresh reads (served)": self.reads_served,
+            "worker: checks, attempt, commit": (
+                self.write_arrived - self.first_request - self.reads_served
+            ),
+            "provider: the write (served)": self.write_answered - self.write_arrived,
+            "recording": self.recorded - self.write_answered,
         }
 
 
@@ -525,7 +533,7 @@ WARM_UP = 4
 def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[PathSample]:
     """From the approve API call to the provider's status recorded on the action."""
     todo = proposals(bench, payments(bench, count + WARM_UP))
-    return approval_to_status(bench.settings, bench.shop.id, todo, env)[WARM_UP:]
+    return approval_to_status(bench.settings, bench.shop.id, todo, env, bench.sandbox)[WARM_UP:]
 
 
 def approval_to_status(
@@ -533,16 +541,18 @@ def approval_to_status(
     shop_id: uuid.UUID,
     todo: list[tuple[uuid.UUID, str]],
     env: dict[str, str],
+    sandbox: Sandbox,
     before_each: Callable[[], object] = lambda: None,
 ) -> list[PathSample]:
     """Approve each (proposal, digest) through the staff API as ``APPROVER``, served by
     gunicorn, one at a time, with one worker process running. The bench waits for each
     job's result on Redis (RQ's blocking read of the result stream), taking no CPU from
-    what it times. ``before_each`` runs untimed before every approval."""
+    what it times. ``before_each`` runs untimed before every approval; the sandbox's log
+    of requests is read once at the end."""
     factory = make_session_factory(make_engine(settings.database_url))
     token = approver_token(factory, shop_id)
     redis = connect_redis(settings)
-    samples = []
+    timings = []
     with (
         web_process(env) as web,
         workers(1, env, settings.queue_name),
@@ -570,21 +580,37 @@ def approval_to_status(
             ).one()
             if status != ActionStatus.SUCCEEDED:
                 raise RuntimeError(f"action ended {status}")
-            answered = session.scalar(
-                select(ActionAttempt.finished_at).where(
-                    ActionAttempt.action_id == action_id, ActionAttempt.purpose == "submit"
-                )
-            )
-            assert job.enqueued_at and job.started_at and answered is not None
-            samples.append(
-                PathSample(
-                    queued=_since(sent, job.enqueued_at),
-                    started=_since(sent, job.started_at),
-                    answered=_since(sent, answered),
-                    recorded=_since(sent, recorded),
-                )
-            )
-    return samples
+            assert job.enqueued_at and job.started_at
+            timings.append((sent, job.enqueued_at, job.started_at, recorded))
+    received = sandbox.control("GET", "/requests")
+    return [path_sample(received, *timing) for timing in timings]
+
+
+def path_sample(
+    received: list[dict[str, Any]],
+    sent: datetime,
+    queued: datetime,
+    started: datetime,
+    recorded: datetime,
+) -> PathSample:
+    """One approval's stages; its provider requests are those the sandbox received while
+    its job ran (one approval at a time), the last of them the write."""
+    start, end = _since(_EPOCH, started), _since(_EPOCH, recorded)
+    calls = [r for r in received if start <= r["arrived_at"] <= end and r["answered_at"]]
+    *reads, write = sorted(calls, key=lambda r: r["arrived_at"])
+    origin = _since(_EPOCH, sent)
+    return PathSample(
+        queued=_since(sent, queued),
+        started=_since(sent, started),
+        first_request=(reads or [write])[0]["arrived_at"] - origin,
+        reads_served=sum(r["answered_at"] - r["arrived_at"] for r in reads),
+        write_arrived=write["arrived_at"] - origin,
+        write_answered=write["answered_at"] - origin,
+        recorded=_since(sent, recorded),
+    )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _since(start: datetime, moment: datetime) -> float:

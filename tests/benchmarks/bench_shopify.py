@@ -680,7 +680,7 @@ def shopify_figures(settings: Settings, *, calls: int, cases: int, requests: int
             direct = direct_refunds(bench, direct_orders[part])
             sandbox.control("DELETE", "/requests")
             samples = approval_to_status(
-                settings, bench.shop_id, todo[part], env, lambda: full_bucket(bench)
+                settings, bench.shop_id, todo[part], env, sandbox, lambda: full_bucket(bench)
             )
             path = [sample.recorded for sample in samples[WARM_UP:]]
             operations = operations or operations_per_refund(bench, calls)
