@@ -55,6 +55,7 @@ from redis.client import Pipeline as RedisPipeline
 from rq import Queue, Worker
 from rq.job import Job
 from sqlalchemy import event, func, make_url, select
+from sqlalchemy.orm import Session, sessionmaker
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -178,7 +179,7 @@ class Sandbox:
     token: str
     process: subprocess.Popen[bytes]
 
-    def control(self, method: str, path: str, body: dict[str, object] | None = None) -> dict:
+    def control(self, method: str, path: str, body: dict[str, object] | None = None) -> Any:
         response = requests.request(
             method,
             f"{self.url}/_sandbox{path}",
@@ -300,19 +301,21 @@ def worker_process(env: dict[str, str], queue_name: str) -> subprocess.Popen[byt
 
 
 @contextmanager
-def workers(count: int, env: dict[str, str], queue_name: str) -> Iterator[None]:
-    """``count`` worker processes on ``queue_name``, yielding once every one of them has
+def workers(
+    count: int, env: dict[str, str], queue_name: str
+) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``count`` worker processes on ``queue_name``, yielded once every one of them has
     loaded the app and listens (RQ lists a worker only then), so nothing timed waits for
     a worker still starting."""
     processes = [worker_process(env, queue_name) for _ in range(count)]
     queue = Queue(queue_name, connection=connect_redis(Settings.from_env(env)))
     deadline = time.monotonic() + 60
-    while Worker.count(queue=queue) < count:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the workers did not start")
-        time.sleep(0.1)
     try:
-        yield
+        while Worker.count(queue=queue) < count:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the workers did not start")
+            time.sleep(0.1)
+        yield processes
     finally:
         for process in processes:
             process.terminate()
@@ -332,7 +335,7 @@ class Bench:
     restricted_key: str
     shop: Shop
     customer: Customer
-    session_factory: Callable[[], object]
+    session_factory: sessionmaker[Session]
 
 
 def build(settings: Settings, sandbox: Sandbox, webhook_secret: str | None = None) -> Bench:
@@ -410,7 +413,7 @@ def payments(bench: Bench, count: int) -> list[str]:
 def proposals(bench: Bench, payment_ids: list[str]) -> list[tuple[uuid.UUID, str]]:
     """One $48 refund proposal per payment, each on its own case, awaiting approval."""
     made = []
-    with bench.session_factory() as session:  # type: ignore[attr-defined]
+    with bench.session_factory() as session:
         shop = session.get(Shop, bench.shop.id)
         adapter = connection_adapters(bench.settings, bench.box)(session, shop.id, "stripe")
         for payment_id in payment_ids:
@@ -445,7 +448,7 @@ def proposals(bench: Bench, payment_ids: list[str]) -> list[tuple[uuid.UUID, str
 # ------------------------------------------------------------------ measurements
 
 
-def approver_token(factory: Callable[[], Any], shop_id: uuid.UUID) -> str:
+def approver_token(factory: sessionmaker[Session], shop_id: uuid.UUID) -> str:
     """A console staff token of ``APPROVER`` in the shop, for an hour."""
     with factory() as session:
         token = issue_token(
@@ -461,7 +464,7 @@ def approver_token(factory: Callable[[], Any], shop_id: uuid.UUID) -> str:
     return token
 
 
-def wait_until_settled(session: Any, action_ids: list[uuid.UUID]) -> None:
+def wait_until_settled(session: Session, action_ids: list[uuid.UUID]) -> None:
     """Return once none of the actions is in flight; looks four times a second, so the
     waiting takes no CPU from the workers being timed."""
     while session.scalar(
@@ -595,34 +598,31 @@ def path_sample(
 ) -> PathSample:
     """One approval's stages; its provider requests are those the sandbox received while
     its job ran (one approval at a time), the last of them the write."""
-    start, end = _since(_EPOCH, started), _since(_EPOCH, recorded)
+    start, end = _unix(started), _unix(recorded)
     calls = [r for r in received if start <= r["arrived_at"] <= end and r["answered_at"]]
     *reads, write = sorted(calls, key=lambda r: r["arrived_at"])
-    origin = _since(_EPOCH, sent)
+    origin = _unix(sent)
     return PathSample(
-        queued=_since(sent, queued),
-        started=_since(sent, started),
+        queued=_unix(queued) - origin,
+        started=start - origin,
         first_request=(reads or [write])[0]["arrived_at"] - origin,
         reads_served=sum(r["answered_at"] - r["arrived_at"] for r in reads),
         write_arrived=write["arrived_at"] - origin,
         write_answered=write["answered_at"] - origin,
-        recorded=_since(sent, recorded),
+        recorded=end - origin,
     )
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _since(start: datetime, moment: datetime) -> float:
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    return (aware - start).total_seconds()
+def _unix(moment: datetime) -> float:
+    """Unix seconds of ``moment``; RQ's and the database's naive times are UTC."""
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def approved(bench: Bench, count: int) -> list[uuid.UUID]:
     """``count`` refunds proposed and approved, their actions queued in the database only."""
     todo = proposals(bench, payments(bench, count))
     action_ids = []
-    with bench.session_factory() as session:  # type: ignore[attr-defined]
+    with bench.session_factory() as session:
         shop = session.get(Shop, bench.shop.id)
         for proposal_id, digest in todo:
             result = approve_proposal(
@@ -648,7 +648,7 @@ def drained(
     own time of the last action recorded, so this loop looks rarely and takes no CPU
     from the workers it times."""
     queue = execution_queue(connect_redis(bench.settings), bench.settings.queue_name)
-    with workers(worker_count, env, bench.settings.queue_name), bench.session_factory() as session:  # type: ignore[attr-defined]
+    with workers(worker_count, env, bench.settings.queue_name), bench.session_factory() as session:
         started = datetime.now(UTC)
         for action_id in action_ids:
             enqueue_execution(queue, action_id)
@@ -703,7 +703,7 @@ def counts_per_action(bench: Bench, count: int, env: dict[str, str]) -> Counts:
     redis = connect_redis(bench.settings)
     again = approved(bench, count)
     queue = execution_queue(redis, bench.settings.queue_name)
-    with workers(1, env, bench.settings.queue_name), bench.session_factory() as session:  # type: ignore[attr-defined]
+    with workers(1, env, bench.settings.queue_name), bench.session_factory() as session:
         time.sleep(1.0)  # the worker has settled into waiting for work
         before = _redis_commands(redis)
         with counting(None) as enqueues:
@@ -893,7 +893,7 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
             f"{'provider latency':>16} | {'direct SDK call':>22} | "
             f"{'Caseward approval→status':>26} | ratio (median)"
         )
-        floor: tuple[list[float], list[float], list[PathSample]] | None = None
+        series = {}
         for latency in (0, 250):
             sandbox.control("POST", "/latency", {"ms": latency})
             reads, writes = direct_calls(bench, args.calls)
@@ -905,9 +905,8 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
                 f"{latency:>13} ms | p50 {d50:7.1f} p95 {d95:7.1f} | p50 {c50:8.1f} p95 {c95:8.1f}"
                 f" | {c50 / d50:5.2f}x"
             )
-            floor = floor or (reads, writes, samples)
-        assert floor is not None
-        print_floor(*floor)
+            series[latency] = (reads, writes, samples)
+        print_floor(*series[0])
         sandbox.control("POST", "/latency", {"ms": 0})
         checks = checks_latency(5000)
         print(

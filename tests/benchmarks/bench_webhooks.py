@@ -29,6 +29,7 @@ from http.client import HTTPConnection
 from urllib.parse import urlsplit
 
 from bench_money_path import (
+    Bench,
     approved,
     build,
     percentile,
@@ -95,7 +96,7 @@ def webhook_figures(settings: Settings, *, rate: int, seconds: int) -> None:
     with sandbox_process() as sandbox:
         bench = build(replace(settings, stripe_api_base=sandbox.url), sandbox, WEBHOOK_SECRET)
         action_ids = [str(action_id) for action_id in approved(bench, 20)]
-        with bench.session_factory() as session:  # type: ignore[attr-defined]
+        with bench.session_factory() as session:
             connection_id = session.scalar(
                 select(Connection.id).where(Connection.shop_id == bench.shop.id)
             )
@@ -165,20 +166,18 @@ def _print(
         raise RuntimeError(f"deliveries refused: {failures[:3]}")
 
 
-def _check_once(bench: object, todo: list[Delivery], action_ids: list[str]) -> None:
+def _check_once(bench: Bench, todo: list[Delivery], action_ids: list[str]) -> None:
     """Every event kept once; every refresh queued once (job ids name action and event)."""
     distinct = {delivery.event_id for delivery in todo}
-    with bench.session_factory() as session:  # type: ignore[attr-defined]
+    with bench.session_factory() as session:
         kept = session.scalar(
             select(func.count())
             .select_from(ProviderEvent)
-            .where(
-                ProviderEvent.shop_id == bench.shop.id  # type: ignore[attr-defined]
-            )
+            .where(ProviderEvent.shop_id == bench.shop.id)
         )
     queue = execution_queue(
-        connect_redis(bench.settings),  # type: ignore[attr-defined]
-        bench.settings.queue_name,  # type: ignore[attr-defined]
+        connect_redis(bench.settings),
+        bench.settings.queue_name,
     )
     refreshes = [job_id for job_id in queue.job_ids if job_id.startswith("refresh-")]
     wanted = {

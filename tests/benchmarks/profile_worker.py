@@ -33,7 +33,7 @@ from bench_money_path import (
     sandbox_process,
     wait_until_settled,
     worker_env,
-    worker_process,
+    workers,
 )
 
 from app.execution.queueing import enqueue_execution, execution_queue
@@ -58,28 +58,26 @@ def main() -> None:
     with bench_settings("profile") as settings, sandbox_process() as sandbox:
         bench = build(replace(settings, stripe_api_base=sandbox.url), sandbox)
         action_ids = approved(bench, args.actions)
-        worker = worker_process(
-            worker_env(bench.settings, STRIPE_API_BASE=sandbox.url), bench.settings.queue_name
-        )
+        env = worker_env(bench.settings, STRIPE_API_BASE=sandbox.url)
         raw = settings.instance_path / "samples.txt"
-        try:
-            time.sleep(3.0)  # the worker imports the app and opens its pool first
-            samplers = [_sampler(worker.pid, args.rate, "speedscope", Path(args.output))]
-            samplers.append(_sampler(worker.pid, args.rate, "raw", raw))
-            time.sleep(1.0)
-            started = time.perf_counter()
-            queue = execution_queue(connect_redis(bench.settings), bench.settings.queue_name)
-            for action_id in action_ids:
-                enqueue_execution(queue, action_id)
-            with bench.session_factory() as session:  # type: ignore[attr-defined]
-                wait_until_settled(session, action_ids)
-            elapsed = time.perf_counter() - started
-        finally:
-            for sampler in samplers:
-                sampler.send_signal(signal.SIGINT)
-                sampler.wait(timeout=60)
-            worker.terminate()
-            worker.wait(timeout=20)
+        with workers(1, env, bench.settings.queue_name) as (worker,):
+            samplers = [
+                _sampler(worker.pid, args.rate, "speedscope", Path(args.output)),
+                _sampler(worker.pid, args.rate, "raw", raw),
+            ]
+            try:
+                time.sleep(1.0)  # py-spy attaches
+                started = time.perf_counter()
+                queue = execution_queue(connect_redis(bench.settings), bench.settings.queue_name)
+                for action_id in action_ids:
+                    enqueue_execution(queue, action_id)
+                with bench.session_factory() as session:
+                    wait_until_settled(session, action_ids)
+                elapsed = time.perf_counter() - started
+            finally:
+                for sampler in samplers:
+                    sampler.send_signal(signal.SIGINT)
+                    sampler.wait(timeout=60)
         print(f"{args.actions} actions in {elapsed:.1f} s ({args.actions / elapsed:.1f}/s)")
         print(f"profile written to {args.output}\n")
         _print_hottest(raw, args.top)
