@@ -51,8 +51,10 @@ MAX_KEY_LENGTH = 255
 def record_saved(
     session: Session, connection: Connection, *, actor: Actor, now: datetime, **data: object
 ) -> None:
-    """Stamp who saved ``connection`` and when, and audit ``connection.saved`` with its
-    provider, its key's hint and ``data`` (never a secret)."""
+    """Stamp who saved ``connection`` and when, flush it (a new one gets its id, which the
+    caller answers with, and a second one of the provider fails here, on the shop's unique
+    pair), and audit ``connection.saved`` with its provider, its key's hint and ``data``
+    (never a secret)."""
     connection.created_by = actor.ref
     connection.created_at = now
     session.flush()
