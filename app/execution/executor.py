@@ -30,10 +30,10 @@ import logging
 import random
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import WORKER
@@ -54,10 +54,11 @@ from app.execution.status import (
     record_reason,
     stop_action,
 )
+from app.guard import PolicyRules
 from app.lifecycle import ACTION_MOVES, move_action
 from app.settings import Settings
-from app.shops.models import Shop
-from app.shops.service import current_policy
+from app.shops.models import Shop, ShopPolicy
+from app.shops.service import is_newest_policy, policy_rules
 from app.words import Sentence, joined, said
 from integrations.provider import (
     ACTION_ID_METADATA_KEY,
@@ -244,17 +245,17 @@ def action_request(action: Action) -> ActionRequest:
 
 def _prepare_send(
     ctx: ExecutionContext, session: Session, locked: _Locked, *, purpose: str
-) -> tuple[ProviderAdapter, int] | float | None:
+) -> tuple[ProviderAdapter, _Attempt] | float | None:
     """Decide, under the target lock, whether the action may go out; mark it submitting.
 
-    Returns the adapter to send with and the attempt number; or the seconds to wait
+    Returns the adapter to send with and the attempt made for the send; or the seconds to wait
     before trying again when the provider turned the fresh read away (429); or None
     when it must not go.
     """
     now = ctx.clock()
     action, shop, proposal, case = locked.action, locked.shop, locked.proposal, locked.case
     _lock_what_it_moves(session, action)
-    policy = current_policy(session, shop.id)
+    policy = locked.policy
     # Not sending now means "never sent" only on the first send; after an unclear first
     # send the earlier request may still land, so a person decides and refreshes continue.
     first = purpose == "submit"
@@ -319,7 +320,7 @@ def _prepare_send(
         now=now,
         data={"attempt": number, "idempotency_key": action.idempotency_key},
     )
-    return adapter, number
+    return adapter, _Attempt(number, purpose)
 
 
 def _stopped_before_checks(
@@ -363,7 +364,7 @@ def _send(
     action_id: uuid.UUID,
     request: ActionRequest,
     adapter: ProviderAdapter,
-    attempt_number: int,
+    attempt: _Attempt,
 ) -> str:
     """The one provider call, outside any transaction, then its recording."""
     answer: ProviderAnswer | None = None
@@ -374,7 +375,7 @@ def _send(
         # ValueError: the adapter refused to build the request, so nothing left this time.
         error = exc
     with ctx.session_factory() as session, session.begin():
-        status, resend_in = _record(ctx, session, action_id, attempt_number, answer, error)
+        status, resend_in = _record(ctx, session, action_id, attempt, answer, error)
     if resend_in is not None:
         _resend_later(ctx, action_id, resend_in)
     return status
@@ -398,47 +399,63 @@ def _record(
     ctx: ExecutionContext,
     session: Session,
     action_id: uuid.UUID,
-    attempt_number: int,
+    attempt: _Attempt,
     answer: ProviderAnswer | None,
     error: Exception | None,
 ) -> tuple[str, float | None]:
-    """Record the call's outcome; also returns the delay before a resend, if one is due."""
+    """Record the call's outcome on the action and on its attempt row (one UPDATE: the row
+    is not read back); also returns the delay before a resend, if one is due."""
     now = ctx.clock()
     locked = _locked_action(session, action_id)
     assert locked is not None
-    action = locked.action
-    attempt = session.scalars(
-        select(ActionAttempt).where(
-            ActionAttempt.action_id == action_id, ActionAttempt.number == attempt_number
-        )
-    ).one()
-    attempt.finished_at = now
+    ended = _AttemptEnd()
+    status, resend_in = _settle(ctx, session, locked.action, attempt, ended, answer, error, now)
+    session.execute(
+        update(ActionAttempt)
+        .where(ActionAttempt.action_id == action_id, ActionAttempt.number == attempt.number)
+        .values(finished_at=now, **asdict(ended))
+        .execution_options(synchronize_session=False)
+    )
+    return status, resend_in
+
+
+def _settle(
+    ctx: ExecutionContext,
+    session: Session,
+    action: Action,
+    attempt: _Attempt,
+    ended: _AttemptEnd,
+    answer: ProviderAnswer | None,
+    error: Exception | None,
+    now: datetime,
+) -> tuple[str, float | None]:
+    """Move the action on what the call came to, and say in ``ended`` what the attempt did."""
     if answer is not None:
-        attempt.outcome = "answered"
-        attempt.provider_ref, attempt.provider_status = answer.reference, answer.status
+        ended.outcome = "answered"
+        ended.provider_ref, ended.provider_status = answer.reference, answer.status
         apply_provider_answer(session, action, answer, source="submit", now=now)
         return action.status, None
     assert error is not None
-    attempt.detail = f"{type(error).__name__}: {error}"
+    ended.detail = f"{type(error).__name__}: {error}"
     if isinstance(error, NotSent | Throttled) and action.status == ActionStatus.SUBMITTING:
-        attempt.outcome = "throttled" if isinstance(error, Throttled) else "not_sent"
+        ended.outcome = "throttled" if isinstance(error, Throttled) else "not_sent"
         if attempt.purpose == "submit":
             delay = _queue_again(ctx, session, action, error, now)
             return action.status, delay
         # A resend that did not go out: the first send is still unclear, look it up again.
-        delay = _resend_delay(ctx, error, attempt_number)
+        delay = _resend_delay(ctx, error, attempt.number)
         mark_unknown(
             session, action, str(error), next_check_at=now + timedelta(seconds=delay), now=now
         )
         return action.status, None
     if isinstance(error, OutcomeUnknown | NotSent | Throttled):
         # NotSent/Throttled here: the sweeper already called it unknown; it stays so.
-        attempt.outcome = "unknown"
+        ended.outcome = "unknown"
         if action.status in (ActionStatus.SUBMITTING, ActionStatus.UNKNOWN):
             next_check_at = now + _backoff(ctx, action.checks_made)
             mark_unknown(session, action, str(error), next_check_at=next_check_at, now=now)
         return action.status, None
-    attempt.outcome = "rejected"
+    ended.outcome = "rejected"
     if isinstance(error, ProviderRejected):
         # Stripe ran this key afresh and said no: the request did nothing there, ever.
         to = ActionStatus.REJECTED
@@ -569,6 +586,24 @@ def _lock_what_it_moves(session: Session, action: Action) -> None:
 
 
 @dataclass(frozen=True)
+class _Attempt:
+    """The attempt row a send was marked with: its number and why it went out."""
+
+    number: int
+    purpose: str  # submit | resubmit
+
+
+@dataclass
+class _AttemptEnd:
+    """What the attempt row says once its call is over."""
+
+    outcome: str = ""
+    provider_ref: str | None = None
+    provider_status: str | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
 class _Locked:
     """An action, row-locked, with what its execution and its recording read next. Held
     here, they stay in the session's identity map (which keeps only what is referenced),
@@ -579,21 +614,26 @@ class _Locked:
     proposal: Proposal | None
     case: Case
     customer: Customer | None
+    policy: PolicyRules
 
 
 def _locked_action(session: Session, action_id: uuid.UUID) -> _Locked | None:
-    """The action, row-locked, and its shop, proposal, case and the case's customer, in
-    one round trip."""
+    """The action, row-locked, and its shop, proposal, case, the case's customer and the
+    shop's newest policy, in one round trip."""
     row = session.execute(
-        select(Action, Shop, Proposal, Case, Customer)
+        select(Action, Shop, Proposal, Case, Customer, ShopPolicy)
         .join(Shop, Shop.id == Action.shop_id)
         .join(Case, Case.id == Action.case_id)
         .outerjoin(Proposal, Proposal.id == Action.proposal_id)
         .outerjoin(Customer, Customer.id == Case.customer_id)
+        .outerjoin(ShopPolicy, is_newest_policy(Action.shop_id))
         .where(Action.id == action_id)
         .with_for_update(of=Action)
     ).first()
-    return None if row is None else _Locked(*row)
+    if row is None:
+        return None
+    action, shop, proposal, case, customer, policy = row
+    return _Locked(action, shop, proposal, case, customer, policy_rules(policy))
 
 
 def _next_attempt_number(session: Session, action_id: uuid.UUID) -> int:

@@ -6,8 +6,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, and_, func, select
+from sqlalchemy.orm import QueryableAttribute, Session, aliased
 
 from app import audit
 from app.actors import Actor, ActorKind
@@ -39,9 +39,26 @@ def current_policy(session: Session, shop_id: uuid.UUID) -> PolicyRules:
         .order_by(ShopPolicy.version.desc())
         .limit(1)
     ).one_or_none()
+    return policy_rules(row)
+
+
+def policy_rules(row: ShopPolicy | None) -> PolicyRules:
+    """The rules of a stored policy version; the defaults (version 0) without one."""
     if row is None:
         return PolicyRules()
     return PolicyRules.from_dict({**row.rules, "version": row.version})
+
+
+def is_newest_policy(shop_id: QueryableAttribute[uuid.UUID]) -> ColumnElement[bool]:
+    """Joins the newest policy version of the shop ``shop_id`` names, for queries that read
+    the policy in the same round trip as the rows it governs (an outer join: a shop that
+    never saved a policy has none)."""
+    newer = aliased(ShopPolicy)
+    return and_(
+        ShopPolicy.shop_id == shop_id,
+        ShopPolicy.version
+        == select(func.max(newer.version)).where(newer.shop_id == shop_id).scalar_subquery(),
+    )
 
 
 def save_policy(

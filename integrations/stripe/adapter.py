@@ -1,12 +1,14 @@
 """The Stripe adapter: the only code in Caseward that talks to Stripe about money.
 
 It implements :class:`integrations.provider.ProviderAdapter` on top of the official
-``stripe`` SDK, with its own :class:`stripe.StripeClient` (never the SDK's process-wide
-``stripe.api_key``) and with the SDK's own retries switched off: a retry must reuse our
-idempotency key and must be a decision of the money path, not of a library.
+``stripe`` SDK, with its own :class:`stripe.StripeClient` built by ``_client`` (never the
+SDK's process-wide ``stripe.api_key``) and with the SDK's own retries switched off: a
+retry must reuse our idempotency key and must be a decision of the money path, not of a
+library.
 
-The work is split by concern: ``_errors`` (credentials and error translation),
-``_facts`` (reads), ``_writes`` (submit and find), ``_permissions`` (what a key may do).
+The work is split by concern: ``_client`` (the SDK client and its HTTP session),
+``_errors`` (credentials and error translation), ``_facts`` (reads), ``_writes`` (submit
+and find), ``_permissions`` (what a key may do).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from integrations.provider import (
     Targets,
 )
 
+from ._client import stripe_client
 from ._errors import REQUIRED_PERMISSIONS, Calls, check_key, mask_key
 from ._facts import Reader
 from ._permissions import PermissionReport, check_permissions
@@ -109,12 +112,7 @@ class StripeAdapter:
         check_key(api_key, livemode=livemode)
         self.livemode = livemode
         self._masked_key = mask_key(api_key)
-        client = stripe.StripeClient(
-            api_key,
-            base_addresses={"api": api_base} if api_base else None,
-            max_network_retries=0,
-            http_client=stripe.RequestsClient(timeout=timeout_seconds),
-        )
+        client = stripe_client(api_key, api_base=api_base, timeout_seconds=timeout_seconds)
         calls = Calls(api_key, sleep)
         self._client = client
         self._calls = calls

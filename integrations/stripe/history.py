@@ -56,11 +56,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-import stripe
-
 from integrations.history import HistoryPage, PastMoneyAction
 from integrations.provider import ACTION_ID_METADATA_KEY, ActionKind
 
+from ._client import stripe_client
 from ._errors import Calls, check_key, mask_key
 from ._facts import PAGE_SIZE, _int, _str, coupon_of, metadata_of, object_id, timestamp
 
@@ -122,12 +121,7 @@ class StripeHistoryReader:
         self.requests_per_second = LIVE_READS_PER_SECOND if livemode else TEST_READS_PER_SECOND
         self._masked_key = mask_key(api_key)
         # Retries are the scan's to decide (after Retry-After), never the SDK's.
-        self._client = stripe.StripeClient(
-            api_key,
-            base_addresses={"api": api_base} if api_base else None,
-            max_network_retries=0,
-            http_client=stripe.RequestsClient(timeout=timeout_seconds),
-        )
+        self._client = stripe_client(api_key, api_base=api_base, timeout_seconds=timeout_seconds)
         self._calls = Calls(api_key)
         self._readers: Mapping[str, Callable[[int, Cursor], HistoryPage]] = {
             "refunds": self._refunds,

@@ -865,23 +865,40 @@ def checks_latency(iterations: int) -> list[float]:
     return samples
 
 
-def print_floor(reads: list[float], writes: list[float], samples: list[PathSample]) -> None:
-    """Where an approval's time goes with the sandbox answering at once, stage by stage
-    (medians), and Caseward's own time: the whole path less the provider's (a direct
-    SDK read of the payment and a direct refund, medians)."""
-    provider = statistics.median(reads) + statistics.median(writes)
-    whole = [sample.recorded for sample in samples]
-    print("\nthe path at 0 ms, stage by stage (p50, ms)")
-    for stage in samples[0].stages:
-        stage_p50 = statistics.median(sample.stages[stage] for sample in samples)
-        print(f"  {stage:<40} {stage_p50 * 1000:7.1f}")
-    own = [seconds - provider for seconds in whole]
+def print_floor(
+    series: dict[int, tuple[list[float], list[float], list[PathSample]]],
+) -> None:
+    """Where an approval's time goes, stage by stage (medians), at each provider latency
+    side by side, and Caseward's own time at each: the whole path less the provider's (a
+    direct SDK read of the payment and a direct refund, medians, at the same latency)."""
+    latencies = sorted(series)
+    stages = series[latencies[0]][2][0].stages
     print(
-        f"  provider (direct read + refund, p50)     {provider * 1000:7.1f}\n"
-        f"Caseward's own time per action: p50 {statistics.median(own) * 1000:.1f} ms, "
-        f"p95 {percentile(own, 0.95) * 1000:.1f} ms (whole path p50 "
-        f"{statistics.median(whole) * 1000:.1f} ms)"
+        "\nthe path stage by stage (p50, ms)".ljust(44)
+        + "".join(f"{latency:>7} ms" for latency in latencies)
     )
+    for stage in stages:
+        row = (
+            statistics.median(sample.stages[stage] for sample in series[latency][2]) * 1000
+            for latency in latencies
+        )
+        print(f"  {stage:<40}" + "".join(f"{value:10.1f}" for value in row))
+    provider = {
+        latency: statistics.median(reads) + statistics.median(writes)
+        for latency, (reads, writes, _) in series.items()
+    }
+    print(
+        f"  {'provider (direct read + refund, p50)':<40}"
+        + "".join(f"{provider[latency] * 1000:10.1f}" for latency in latencies)
+    )
+    for latency in latencies:
+        whole = [sample.recorded for sample in series[latency][2]]
+        own = [seconds - provider[latency] for seconds in whole]
+        print(
+            f"Caseward's own time per action at {latency} ms: p50 "
+            f"{statistics.median(own) * 1000:.1f} ms, p95 {percentile(own, 0.95) * 1000:.1f} ms "
+            f"(whole path p50 {statistics.median(whole) * 1000:.1f} ms)"
+        )
 
 
 def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
@@ -906,7 +923,7 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
                 f" | {c50 / d50:5.2f}x"
             )
             series[latency] = (reads, writes, samples)
-        print_floor(*series[0])
+        print_floor(series)
         sandbox.control("POST", "/latency", {"ms": 0})
         checks = checks_latency(5000)
         print(
