@@ -38,6 +38,7 @@ from sqlalchemy import (
     String,
     UniqueConstraint,
     Uuid,
+    bindparam,
     select,
 )
 from sqlalchemy import event as orm_events
@@ -276,13 +277,17 @@ def _locked_head(session: Session, shop_id: uuid.UUID) -> AuditHead:
     ``SELECT ... FOR UPDATE`` where it exists (every append but a shop's first): an
     upsert would write a new version of the row on every lock, beside the update after
     the append, and the row's old versions would slow every later lock until vacuumed."""
-    head = session.scalars(
-        select(AuditHead)
-        .where(AuditHead.shop_id == shop_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    ).one_or_none()
+    head = session.scalars(_LOCKED_HEAD, {"shop_id": shop_id}).one_or_none()
     return head or locked_row(session, AuditHead, shop_id=shop_id, seq=0, hash=GENESIS_HASH)
+
+
+# Built once, at import: every commit that records anything runs it.
+_LOCKED_HEAD = (
+    select(AuditHead)
+    .where(AuditHead.shop_id == bindparam("shop_id"))
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
 
 
 # What the session's transaction recorded and has not sealed yet, and where each open

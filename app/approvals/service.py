@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import and_, bindparam, select
 from sqlalchemy.orm import Session
 
 from app import audit
@@ -35,12 +35,12 @@ from app.errors import Conflict, Forbidden, NotFound
 from app.evaluation import Draft, Evaluation, evaluate_draft, line_item_rows
 from app.execution.models import Action, ActionStatus
 from app.execution.status import record_reason
-from app.guard import Verdict
+from app.guard import PolicyRules, Verdict
 from app.lifecycle import move_action, move_case, move_proposal
 from app.money import Money
 from app.settings import Settings
-from app.shops.models import Shop, StaffRole
-from app.shops.service import current_policy, require_role
+from app.shops.models import Shop, ShopPolicy, StaffRole
+from app.shops.service import current_policy, is_newest_policy, policy_rules, require_role
 from app.words import Code, Sentence, said
 from integrations.merchant_endpoint.adapter import NAME as MERCHANT
 from integrations.merchant_endpoint.adapter import CustomerDirectory
@@ -166,8 +166,8 @@ def approve_proposal(
     data, under the target lock, right before the call, which is the check that counts.
     """
     member = require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, said("approve actions"))
-    proposal = _locked_proposal(session, shop.id, proposal_id)
-    policy_version = current_policy(session, shop.id).version
+    proposal, case, policy = _locked_for_approval(session, shop.id, proposal_id)
+    policy_version = policy.version
     if digest != digest_of(proposal, policy_version):
         raise Conflict(
             said(
@@ -234,7 +234,6 @@ def approve_proposal(
             code="already_approved",
         )
 
-    case = get_case(session, shop.id, proposal.case_id)
     approval = _approval(session, proposal, digest, actor, settings, now)
     audit.record(
         session,
@@ -466,7 +465,6 @@ def _approval(
         expires_at=now + timedelta(seconds=settings.approval_ttl_seconds),
     )
     session.add(approval)
-    session.flush()
     return approval
 
 
@@ -507,7 +505,8 @@ def _create_action(
         updated_at=now,
     )
     session.add(action)
-    session.flush()
+    # Written with the action at commit: the approval just given is inserted already
+    # consumed, so only earlier approvals (two-person amounts) take an update.
     for approval in approvals:
         approval.consumed_by_action = action.id
     move_proposal(
@@ -583,6 +582,32 @@ def _locked_proposal(session: Session, shop_id: uuid.UUID, proposal_id: uuid.UUI
     if proposal is None:
         raise NotFound(said("proposal not found"))
     return proposal
+
+
+# Built once, at import, as the worker's locked read is (app.execution.executor).
+_LOCKED_FOR_APPROVAL = (
+    select(Proposal, Case, ShopPolicy)
+    .join(Case, and_(Case.id == Proposal.case_id, Case.shop_id == Proposal.shop_id))
+    .outerjoin(ShopPolicy, is_newest_policy(Proposal.shop_id))
+    .where(Proposal.id == bindparam("proposal_id"), Proposal.shop_id == bindparam("shop_id"))
+    .with_for_update(of=Proposal)
+)
+
+
+def _locked_for_approval(
+    session: Session, shop_id: uuid.UUID, proposal_id: uuid.UUID
+) -> tuple[Proposal, Case, PolicyRules]:
+    """The proposal, row-locked, with its case and the shop's newest policy, in one round
+    trip. The case and policy are read as the statement began, not after any wait for the
+    lock: whoever holds the proposal's lock and moves its case changes the proposal too,
+    which the digest and status checks then refuse."""
+    row = session.execute(
+        _LOCKED_FOR_APPROVAL, {"proposal_id": proposal_id, "shop_id": shop_id}
+    ).first()
+    if row is None:
+        raise NotFound(said("proposal not found"))
+    proposal, case, policy = row
+    return proposal, case, policy_rules(policy)
 
 
 def _current_action(session: Session, proposal: Proposal) -> Action | None:

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import WORKER
@@ -617,19 +617,25 @@ class _Locked:
     policy: PolicyRules
 
 
+# Built once, at import: the worker runs it twice an action, and building a six-table
+# select (and the key SQLAlchemy caches its compiled form under) takes longer than the
+# database takes to answer it.
+_LOCKED_ACTION = (
+    select(Action, Shop, Proposal, Case, Customer, ShopPolicy)
+    .join(Shop, Shop.id == Action.shop_id)
+    .join(Case, Case.id == Action.case_id)
+    .outerjoin(Proposal, Proposal.id == Action.proposal_id)
+    .outerjoin(Customer, Customer.id == Case.customer_id)
+    .outerjoin(ShopPolicy, is_newest_policy(Action.shop_id))
+    .where(Action.id == bindparam("action_id"))
+    .with_for_update(of=Action)
+)
+
+
 def _locked_action(session: Session, action_id: uuid.UUID) -> _Locked | None:
     """The action, row-locked, and its shop, proposal, case, the case's customer and the
     shop's newest policy, in one round trip."""
-    row = session.execute(
-        select(Action, Shop, Proposal, Case, Customer, ShopPolicy)
-        .join(Shop, Shop.id == Action.shop_id)
-        .join(Case, Case.id == Action.case_id)
-        .outerjoin(Proposal, Proposal.id == Action.proposal_id)
-        .outerjoin(Customer, Customer.id == Case.customer_id)
-        .outerjoin(ShopPolicy, is_newest_policy(Action.shop_id))
-        .where(Action.id == action_id)
-        .with_for_update(of=Action)
-    ).first()
+    row = session.execute(_LOCKED_ACTION, {"action_id": action_id}).first()
     if row is None:
         return None
     action, shop, proposal, case, customer, policy = row

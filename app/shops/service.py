@@ -92,9 +92,24 @@ def save_policy(
 
 
 def staff_member(session: Session, shop_id: uuid.UUID, user_id: str) -> StaffMember | None:
-    return session.scalars(
+    """The person's membership. Asked again in the same session (authentication, then the
+    role check of what the request does), it comes from the session's identity map, as
+    current as the transaction's own view of it: no second read while the transaction
+    lasts, a fresh one after a commit expires it."""
+    known: dict[tuple[uuid.UUID, str], uuid.UUID] = session.info.setdefault(_MEMBER_IDS, {})
+    member_id = known.get((shop_id, user_id))
+    if member_id is not None:
+        member = session.get(StaffMember, member_id)
+        return None if member is None or member in session.deleted else member
+    member = session.scalars(
         select(StaffMember).where(StaffMember.shop_id == shop_id, StaffMember.user_id == user_id)
     ).one_or_none()
+    if member is not None:
+        known[(shop_id, user_id)] = member.id
+    return member
+
+
+_MEMBER_IDS = "caseward.staff_member_ids"
 
 
 def require_role(
