@@ -531,6 +531,8 @@ class PathSample:
 # Approvals sent before the timed ones: the web app's processes compile their queries and
 # warm their pools on the first requests each serves.
 WARM_UP = 4
+# Seconds the bench waits for one approval's job to finish before calling the run failed.
+RESULT_WAIT = 30
 
 
 def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[PathSample]:
@@ -554,7 +556,9 @@ def approval_to_status(
     of requests is read once at the end."""
     factory = make_session_factory(make_engine(settings.database_url))
     token = approver_token(factory, shop_id)
-    redis = connect_redis(settings)
+    # Its own client: the app's gives up on a read after 5 s, and the wait below may block
+    # for up to 30 s on a job's result.
+    redis = RedisClient.from_url(settings.redis_url, socket_timeout=RESULT_WAIT + 5)
     timings = []
     with (
         web_process(env) as web,
@@ -574,7 +578,7 @@ def approval_to_status(
             response.raise_for_status()
             action_id = uuid.UUID(response.json()["action"]["id"])
             job = Job.fetch(execution_job_id(action_id), connection=redis)
-            if job.latest_result(timeout=30) is None:
+            if job.latest_result(timeout=RESULT_WAIT) is None:
                 raise RuntimeError(f"no result for action {action_id}")
             job.refresh()
             session.expire_all()
