@@ -281,10 +281,12 @@ def _locked_head(session: Session, shop_id: uuid.UUID) -> AuditHead:
     return head or locked_row(session, AuditHead, shop_id=shop_id, seq=0, hash=GENESIS_HASH)
 
 
-# Built once, at import: every commit that records anything runs it.
+# Built once, at import: every commit that records anything runs it. The parameter is
+# typed by hand: a foreign key column takes its type from the column it points to only
+# once the mappers are configured, after this module is imported.
 _LOCKED_HEAD = (
     select(AuditHead)
-    .where(AuditHead.shop_id == bindparam("shop_id"))
+    .where(AuditHead.shop_id == bindparam("shop_id", type_=Uuid))
     .with_for_update()
     .execution_options(populate_existing=True)
 )

@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, bindparam, select
+from sqlalchemy import Uuid, and_, bindparam, select
 from sqlalchemy.orm import Session
 
 from app import audit
@@ -584,12 +584,16 @@ def _locked_proposal(session: Session, shop_id: uuid.UUID, proposal_id: uuid.UUI
     return proposal
 
 
-# Built once, at import, as the worker's locked read is (app.execution.executor).
+# Built once, at import, as the worker's locked read is (app.execution.executor), with
+# its parameters typed by hand for the same reason.
 _LOCKED_FOR_APPROVAL = (
     select(Proposal, Case, ShopPolicy)
     .join(Case, and_(Case.id == Proposal.case_id, Case.shop_id == Proposal.shop_id))
     .outerjoin(ShopPolicy, is_newest_policy(Proposal.shop_id))
-    .where(Proposal.id == bindparam("proposal_id"), Proposal.shop_id == bindparam("shop_id"))
+    .where(
+        Proposal.id == bindparam("proposal_id", type_=Uuid),
+        Proposal.shop_id == bindparam("shop_id", type_=Uuid),
+    )
     .with_for_update(of=Proposal)
 )
 

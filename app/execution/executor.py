@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import Uuid, bindparam, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import WORKER
@@ -619,7 +619,8 @@ class _Locked:
 
 # Built once, at import: the worker runs it twice an action, and building a six-table
 # select (and the key SQLAlchemy caches its compiled form under) takes longer than the
-# database takes to answer it.
+# database takes to answer it. The parameter is typed by hand, as a bind built before the
+# mappers are configured may not know its column's type (``audit._LOCKED_HEAD``).
 _LOCKED_ACTION = (
     select(Action, Shop, Proposal, Case, Customer, ShopPolicy)
     .join(Shop, Shop.id == Action.shop_id)
@@ -627,7 +628,7 @@ _LOCKED_ACTION = (
     .outerjoin(Proposal, Proposal.id == Action.proposal_id)
     .outerjoin(Customer, Customer.id == Case.customer_id)
     .outerjoin(ShopPolicy, is_newest_policy(Action.shop_id))
-    .where(Action.id == bindparam("action_id"))
+    .where(Action.id == bindparam("action_id", type_=Uuid))
     .with_for_update(of=Action)
 )
 

@@ -93,14 +93,15 @@ def save_policy(
 
 def staff_member(session: Session, shop_id: uuid.UUID, user_id: str) -> StaffMember | None:
     """The person's membership. Asked again in the same session (authentication, then the
-    role check of what the request does), it comes from the session's identity map, as
-    current as the transaction's own view of it: no second read while the transaction
-    lasts, a fresh one after a commit expires it."""
+    role check of what the request does), the row found before comes from the session's
+    identity map, as current as the transaction's own view of it: no second read while
+    the transaction lasts, a read by id after a commit expires it. A row since removed is
+    looked up again by the person, who may have been added back."""
     known: dict[tuple[uuid.UUID, str], uuid.UUID] = session.info.setdefault(_MEMBER_IDS, {})
     member_id = known.get((shop_id, user_id))
-    if member_id is not None:
-        member = session.get(StaffMember, member_id)
-        return None if member is None or member in session.deleted else member
+    member = None if member_id is None else session.get(StaffMember, member_id)
+    if member is not None and member not in session.deleted:
+        return member
     member = session.scalars(
         select(StaffMember).where(StaffMember.shop_id == shop_id, StaffMember.user_id == user_id)
     ).one_or_none()

@@ -1,13 +1,17 @@
-"""The demo's seeder against the Stripe sandbox over HTTP and the app served for its webhooks."""
+"""The demo's seeder against the Stripe sandbox over HTTP and the app served for its webhooks,
+on the demo's own store: SQLite, as ``make run`` uses, whatever DATABASE_URL names."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from sandbox_settings import with_sandbox
 
 from app.crypto import SecretBox
+from app.migrations import upgrade
 from app.settings import Settings
 from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
 
@@ -16,6 +20,22 @@ from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
 class Account:
     secret_key: str
     restricted_key: str
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('demo-db') / 'caseward.db'}"
+    upgrade(url)
+    return url
+
+
+@pytest.fixture
+def database(tmp_path: Path, migrated_sqlite_url: str) -> str:
+    """A private copy of the migrated SQLite file, as the shared fixture makes without a
+    PostgreSQL DATABASE_URL."""
+    copy = tmp_path / "caseward-demo.db"
+    shutil.copyfile(migrated_sqlite_url.removeprefix("sqlite:///"), copy)
+    return f"sqlite:///{copy}"
 
 
 @pytest.fixture

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from staff_support import APPROVER, OWNER, PROPOSER, SHOP, VIEWER, bearer
 
+from app.actors import Surface, staff
 from app.audit import AuditEvent
-from app.shops.models import Shop, StaffMember
+from app.clock import utcnow
+from app.db import Database
+from app.errors import Forbidden
+from app.shops.models import Shop, StaffMember, StaffRole
+from app.shops.service import require_role, staff_member
+from app.staff.members import add_member, remove_member, update_member
 from app.staff.models import StaffToken
+from app.words import said
 
 
 def _kinds(session: Session) -> list[str]:
@@ -202,3 +211,40 @@ def test_revoke_token_from_the_console_ends_it_at_once(
         args=["revoke-token", "--shop", SHOP, "00000000-0000-0000-0000-000000000000"]
     )
     assert unknown.exit_code != 0
+
+
+def test_a_role_read_earlier_in_the_session_follows_every_change_to_it(
+    app: Flask, shop: Shop, session: Session
+) -> None:
+    """The role check after authentication takes the row from the session; a demotion, a
+    removal and an adding back, in the session or committed by another, all count."""
+    owner = staff(OWNER, Surface.STAFF_API)
+    approver = staff(APPROVER, Surface.STAFF_API)
+    approving = said("approve actions")
+    assert require_role(session, shop.id, approver, StaffRole.CAN_APPROVE, approving)
+
+    with Database.state(app).session_factory() as other:
+        other_shop = other.get(Shop, shop.id)
+        assert other_shop is not None
+        update_member(
+            other, shop=other_shop, actor=owner, user_id=APPROVER, role="viewer", now=utcnow()
+        )
+        other.commit()
+    session.commit()  # the request's next transaction
+    with pytest.raises(Forbidden):
+        require_role(session, shop.id, approver, StaffRole.CAN_APPROVE, approving)
+
+    remove_member(session, shop=shop, actor=owner, user_id=APPROVER, now=utcnow())
+    assert staff_member(session, shop.id, APPROVER) is None
+    add_member(
+        session,
+        shop=shop,
+        actor=owner,
+        user_id=APPROVER,
+        role="approver",
+        email=None,
+        approval_limits={"usd": 500},
+        now=utcnow(),
+    )
+    back = require_role(session, shop.id, approver, StaffRole.CAN_APPROVE, approving)
+    assert back.approval_limits == {"usd": 500}
