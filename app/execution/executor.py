@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Uuid, bindparam, func, select, update
+from sqlalchemy import Uuid, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import WORKER
@@ -155,14 +155,7 @@ def _absent_and_resendable(
         reason = said("cannot look it up: %(error)s", error=str(exc))
         _stop(session, action, ActionStatus.NEEDS_DECISION, reason, now)
         return False
-    attempt = ActionAttempt(
-        action_id=action.id,
-        number=_next_attempt_number(session, action.id),
-        purpose="find",
-        idempotency_key=action.idempotency_key,
-        started_at=now,
-    )
-    session.add(attempt)
+    attempt = _new_attempt(session, action, "find", now)
     action.checks_made += 1
     try:
         found = adapter.find(request)
@@ -298,16 +291,7 @@ def _prepare_send(
             session, action, stopped, said("checks at execution: %(failing)s", failing=failing), now
         )
         return None
-    number = _next_attempt_number(session, action.id)
-    session.add(
-        ActionAttempt(
-            action_id=action.id,
-            number=number,
-            purpose=purpose,
-            idempotency_key=action.idempotency_key,
-            started_at=now,
-        )
-    )
+    number = _new_attempt(session, action, purpose, now).number
     action.first_sent_at = action.first_sent_at or now
     action.submitted_at = now
     action.next_check_at = None
@@ -490,7 +474,7 @@ def _queue_again(
     now: datetime,
 ) -> float:
     """Nothing reached the provider: queue the same action again, same key, after a pause."""
-    delay = _resend_delay(ctx, error, _next_attempt_number(session, action.id) - 1)
+    delay = _resend_delay(ctx, error, action.attempts_made)
     action.next_check_at = now + timedelta(seconds=delay)
     record_reason(action, str(error))
     if action.status != ActionStatus.QUEUED:
@@ -643,8 +627,15 @@ def _locked_action(session: Session, action_id: uuid.UUID) -> _Locked | None:
     return _Locked(action, shop, proposal, case, customer, policy_rules(policy))
 
 
-def _next_attempt_number(session: Session, action_id: uuid.UUID) -> int:
-    current = session.scalar(
-        select(func.max(ActionAttempt.number)).where(ActionAttempt.action_id == action_id)
+def _new_attempt(session: Session, action: Action, purpose: str, now: datetime) -> ActionAttempt:
+    """The action's next attempt row, numbered from its count under the action's row lock."""
+    action.attempts_made += 1
+    attempt = ActionAttempt(
+        action_id=action.id,
+        number=action.attempts_made,
+        purpose=purpose,
+        idempotency_key=action.idempotency_key,
+        started_at=now,
     )
-    return (current or 0) + 1
+    session.add(attempt)
+    return attempt

@@ -101,6 +101,9 @@ class Action(Base):
     submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     next_check_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     checks_made: Mapped[int] = mapped_column(Integer, default=0)
+    # Its attempt rows so far (the newest is numbered this): counted under the action's
+    # row lock, so numbering the next one reads nothing.
+    attempts_made: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # When an unclear outcome was put in front of a person (once per action).
     escalated_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     approved_by: Mapped[list[str]] = mapped_column(JSON, default=list)

@@ -486,6 +486,7 @@ def _seed_action(
         provider_ref=f"gid://shopify/Refund/{case.id.int % 10**9}" if refunded else None,
         first_sent_at=sent_at,
         submitted_at=sent_at,
+        attempts_made=1,
         approved_by=[approver.id],
         approval_expires_at=approval.expires_at,
         created_at=approved_at,

@@ -43,6 +43,7 @@ from app.execution.executor import (
     refresh_action,
 )
 from app.execution.models import Action
+from app.migrations import downgrade, upgrade
 from app.settings import Settings
 from app.shops.models import Shop
 from integrations.provider import (
@@ -188,6 +189,28 @@ def test_failed_look_ups_go_to_a_person_after_the_configured_number(
         assert handed_over.data["reason"] == (
             f"look-ups at the provider keep failing: {find['detail']}"
         )
+
+
+def test_the_attempt_counter_arrives_counting_the_attempts_already_made(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    session: Session,
+    settings: Settings,
+) -> None:
+    """An action's next attempt is numbered from ``attempts_made``; the revision that adds
+    it counts the rows actions already had, or the next attempt would reuse a number."""
+    action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
+    assert reconcile_action(_pinned(ctx, utcnow()), action_id) == "succeeded"
+    assert _action(session, action_id).attempts_made == 3  # submit, find, resubmit
+    session.rollback()
+
+    downgrade(settings.database_url, "0017_history_scan_stalled_runs")
+    upgrade(settings.database_url)
+
+    assert _action(session, action_id).attempts_made == 3
 
 
 def test_a_resend_is_allowed_up_to_the_last_second_of_the_keys_lifetime(

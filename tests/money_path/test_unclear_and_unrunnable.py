@@ -209,6 +209,9 @@ def test_the_sweeper_closes_attempts_a_crash_cut_off(
 ) -> None:
     action_id = _unknown_action(sandbox, account, ctx, approver, linen)
     # A look-up that started and never finished: its worker died mid-call.
+    action = session.get(Action, action_id)
+    assert action is not None
+    action.attempts_made = 2
     session.add(
         ActionAttempt(
             action_id=action_id,

@@ -336,7 +336,7 @@ def test_an_actions_timeline_shows_attempts_and_what_the_provider_reported(
     proposal = session.get(Proposal, linen.proposal_id)
     assert case is not None and proposal is not None
     action = an_action(session, linen.shop, case, proposal, ActionStatus.SUCCEEDED)
-    action.provider_ref = "re_3Apron"
+    action.provider_ref, action.attempts_made = "re_3Apron", 1
     session.add(
         ActionAttempt(
             action_id=action.id,
