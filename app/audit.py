@@ -39,9 +39,7 @@ from sqlalchemy import (
     UniqueConstraint,
     Uuid,
     bindparam,
-    insert,
     select,
-    update,
 )
 from sqlalchemy import event as orm_events
 from sqlalchemy.orm import (
@@ -255,8 +253,8 @@ def record(
 def seal_pending(session: Session) -> None:
     """Chain, seal and write the events recorded in the session's transaction: per shop
     (heads locked in one order, so two transactions never wait on each other in a
-    circle), one locked read of the head, then the events, in the order they were
-    recorded, and the head's move in one statement (:func:`_append`)."""
+    circle), one locked read of the head, the events in the order they were recorded,
+    one insert for them all and one update of the head."""
     pending: list[AuditEvent] = session.info.pop(_PENDING, [])
     if not pending:
         return
@@ -266,39 +264,12 @@ def seal_pending(session: Session) -> None:
         by_shop.setdefault(event.shop_id, []).append(event)
     for shop_id in sorted(by_shop, key=str):
         head = _locked_head(session, shop_id)
-        seq, last_hash = head.seq, head.hash
         for event in by_shop[shop_id]:
-            event.seq, event.prev_hash, event.key_id = seq + 1, last_hash, keys.current_id
+            event.seq, event.prev_hash, event.key_id = head.seq + 1, head.hash, keys.current_id
             event.hash = event_hash(event, keys)
-            seq, last_hash = event.seq, event.hash
-        _append(session, shop_id, by_shop[shop_id], seq, last_hash)
-
-
-def _append(
-    session: Session, shop_id: uuid.UUID, events: list[AuditEvent], seq: int, last_hash: str
-) -> None:
-    """Insert the sealed events and move the shop's head to the last of them. On
-    PostgreSQL the insert rides in the update's ``WITH``: one round trip while the chain
-    lock is held. SQLite has no writes in a ``WITH``, so there it takes two. The events
-    go in as rows, not through the session: nothing reads them back in this transaction
-    but the trail's own queries, which see the rows."""
-    write_events = insert(AuditEvent).values(
-        [{name: getattr(event, name) for name in _EVENT_COLUMNS} for event in events]
-    )
-    move_head = (
-        update(AuditHead).where(AuditHead.shop_id == shop_id).values(seq=seq, hash=last_hash)
-    )
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(move_head.add_cte(write_events.cte("sealed_events")))
-    else:
-        session.execute(write_events)
-        session.execute(move_head)
-
-
-# What an event's row holds, its database-assigned id aside.
-_EVENT_COLUMNS = tuple(
-    column.name for column in AuditEvent.__table__.columns if column.name != "id"
-)
+            head.seq, head.hash = event.seq, event.hash
+        session.add_all(by_shop[shop_id])
+    session.flush()
 
 
 def _locked_head(session: Session, shop_id: uuid.UUID) -> AuditHead:

@@ -25,7 +25,7 @@ SANDBOX_ANSWERS = (
     "tests/stripe_sandbox/test_stripe_sandbox_customers.py::test_create_retrieve_update_list"
 )
 POSTGRESQL_ONLY = (
-    "tests/audit/test_audit_keys.py::test_sealing_takes_two_statements_under_the_chain_lock"
+    "tests/audit/test_audit_keys.py::test_sealing_adds_no_statement_to_the_money_transaction"
 )
 
 
