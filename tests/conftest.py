@@ -19,7 +19,6 @@ other has finished everything else.
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 import uuid
 from collections.abc import Generator, Iterator
@@ -31,6 +30,7 @@ import pytest
 from empty_tables import empty_tables
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
+from own_database import own_database
 from redis_claim import claim_redis_database
 from sqlalchemy import make_url
 from sqlalchemy.orm import Session
@@ -168,14 +168,8 @@ def migrated_database_url(database_url: str) -> str:
 
 @pytest.fixture
 def database(tmp_path: Path, migrated_database_url: str) -> str:
-    """The test's database: the shared PostgreSQL one (emptied after each test), or on
-    SQLite a private copy of the migrated file (SQLite cannot truncate past the audit
-    table's append-only triggers, and a copy is cheaper than migrating)."""
-    if not migrated_database_url.startswith("sqlite:///"):
-        return migrated_database_url
-    copy = tmp_path / "caseward-test.db"
-    shutil.copyfile(migrated_database_url.removeprefix("sqlite:///"), copy)
-    return f"sqlite:///{copy}"
+    """The test's database: the shared PostgreSQL one, or its own SQLite copy."""
+    return own_database(migrated_database_url, tmp_path)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ each test's shops have domains of their own, so nothing of one test is another's
 
 from __future__ import annotations
 
-import shutil
 import sys
 import threading
 import uuid
@@ -16,6 +15,7 @@ import pytest
 from empty_tables import empty_tables
 from flask import Flask
 from mcp_support import RATE_LIMIT
+from own_database import own_database
 from sandbox_settings import with_sandbox
 from sqlalchemy.orm import Session
 from werkzeug.serving import make_server
@@ -51,11 +51,7 @@ def module_settings(
     """The test settings (``tests/conftest.py``), once for the module, as a Shopify app
     whose agents may make :data:`RATE_LIMIT` tool calls."""
     folder = tmp_path_factory.mktemp("agents")
-    database = migrated_database_url
-    if database.startswith("sqlite:///"):
-        copy = folder / "caseward-test.db"
-        shutil.copyfile(database.removeprefix("sqlite:///"), copy)
-        database = f"sqlite:///{copy}"
+    database = own_database(migrated_database_url, folder)
     settings = Settings(
         instance_path=folder / "instance",
         database_url=database,

@@ -3,11 +3,11 @@ on the demo's own store: SQLite, as ``make run`` uses, whatever DATABASE_URL nam
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from own_database import own_database
 from sandbox_settings import with_sandbox
 
 from app.crypto import SecretBox
@@ -31,11 +31,8 @@ def migrated_sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture
 def database(tmp_path: Path, migrated_sqlite_url: str) -> str:
-    """A private copy of the migrated SQLite file, as the shared fixture makes without a
-    PostgreSQL DATABASE_URL."""
-    copy = tmp_path / "caseward-demo.db"
-    shutil.copyfile(migrated_sqlite_url.removeprefix("sqlite:///"), copy)
-    return f"sqlite:///{copy}"
+    """A private copy of the demo's migrated SQLite store for each test."""
+    return own_database(migrated_sqlite_url, tmp_path)
 
 
 @pytest.fixture

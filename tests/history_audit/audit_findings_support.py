@@ -8,7 +8,6 @@ planted once and every test of the module reads them.
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from empty_tables import empty_tables
+from own_database import own_database
 from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
 from stored_actions import a_case_with_proposal
@@ -32,11 +32,7 @@ T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
 
 def module_engine(folder: Path, migrated_database_url: str) -> Iterator[Engine]:
-    database = migrated_database_url
-    if database.startswith("sqlite:///"):
-        copy = folder / "caseward-test.db"
-        shutil.copyfile(database.removeprefix("sqlite:///"), copy)
-        database = f"sqlite:///{copy}"
+    database = own_database(migrated_database_url, folder)
     engine = make_engine(database)
     yield engine
     empty_tables(engine)

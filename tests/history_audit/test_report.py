@@ -26,6 +26,7 @@ from audit_findings_support import T0, Planted, a_scan, keep, tags
 from empty_tables import empty_tables
 from flask import Flask
 from flask.testing import FlaskClient
+from own_database import own_database
 from sqlalchemy import event
 
 from app import create_app
@@ -84,11 +85,7 @@ def shops(
     tmp_path_factory: pytest.TempPathFactory, migrated_database_url: str, redis_url: str
 ) -> Iterator[Shops]:
     folder = tmp_path_factory.mktemp("report")
-    database = migrated_database_url
-    if database.startswith("sqlite:///"):
-        copy = folder / "caseward-test.db"
-        copy.write_bytes(Path(database.removeprefix("sqlite:///")).read_bytes())
-        database = f"sqlite:///{copy}"
+    database = own_database(migrated_database_url, folder)
     settings = Settings(
         instance_path=folder / "instance",
         database_url=database,

@@ -9,7 +9,6 @@ has a domain of its own) and queues of the module's own.
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ from merchant_support import (
     WorkerProcess,
     seed_merchant_shop,
 )
+from own_database import own_database
 from rq import Queue
 from sqlalchemy.orm import Session
 
@@ -46,11 +46,7 @@ def module_settings(
     tmp_path_factory: pytest.TempPathFactory, migrated_database_url: str, redis_url: str
 ) -> Settings:
     instance = tmp_path_factory.mktemp("merchant-instance")
-    database = migrated_database_url
-    if database.startswith("sqlite:///"):
-        copy = instance / "caseward-test.db"
-        shutil.copyfile(database.removeprefix("sqlite:///"), copy)
-        database = f"sqlite:///{copy}"
+    database = own_database(migrated_database_url, instance)
     queue = f"caseward-test-{uuid.uuid4().hex[:8]}"
     return Settings(
         instance_path=instance,
