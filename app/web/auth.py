@@ -27,7 +27,7 @@ from app.clock import utcnow
 from app.db import request_session
 from app.errors import Forbidden, SessionTokenRefused, Unauthenticated
 from app.shops.models import Shop, StaffMember
-from app.shops.service import staff_member
+from app.shops.service import shop_and_member
 from app.staff.tokens import TOKEN_PREFIX, TokenRefused, authenticate_token
 from app.web.security import count_refused_token, refuse_if_over_token_limit
 from app.words import said
@@ -77,11 +77,9 @@ def authenticators() -> list[Authenticator]:
 
 def staff_of_shop(identity: StaffIdentity) -> tuple[Shop, StaffMember]:
     """The shop and the person's current membership; no row means no access at all."""
-    session = request_session()
-    shop = session.get(Shop, identity.shop_id)
+    shop, member = shop_and_member(request_session(), identity.shop_id, identity.user_id)
     if shop is None:
         raise Unauthenticated(said("the token's shop is not installed"))
-    member = staff_member(session, shop.id, identity.user_id)
     if member is None:
         raise Forbidden(
             said("%(user)s has no role in this shop", user=identity.user_id), code="no_role"

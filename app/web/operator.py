@@ -39,7 +39,7 @@ from app.db import request_session
 from app.errors import CasewardError
 from app.queue import RedisExtension
 from app.shops.models import Shop
-from app.shops.service import staff_member
+from app.shops.service import shop_and_member, staff_member
 from app.staff.sessions import (
     SESSION_LIFETIME,
     OperatorSession,
@@ -178,8 +178,7 @@ def _signed_in() -> Shop:
     token = live_token(session, opened.token_id, now=utcnow())
     if token is None or token.shop_id != opened.shop_id or token.user_id != opened.user_id:
         abort(401, "Your sign-in has ended. Please sign in again.")
-    member = staff_member(session, opened.shop_id, opened.user_id)
-    shop = session.get(Shop, opened.shop_id)
+    shop, member = shop_and_member(session, opened.shop_id, opened.user_id)
     if member is None or shop is None:
         abort(403, "You are no longer staff of this shop.")
     g.shop, g.member, g.token_id = shop, member, opened.token_id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -194,15 +195,53 @@ def test_a_transactions_events_are_chained_at_commit_under_one_lock_of_the_head(
     finally:
         event.remove(engine, "before_cursor_execute", seen)
 
-    # One locked read of the head, one insert of the three events, one move of the head.
+    # One locked read of the head, then one insert of the three events and one move of
+    # the head (in either order: both are under the lock until the commit).
     touching = [" ".join(s.split()[:3]) for s in statements if "audit_" in s]
-    assert touching == [
-        "SELECT audit_heads.shop_id, audit_heads.seq,",
-        "INSERT INTO audit_events",
-        "UPDATE audit_heads SET",
-    ]
-    assert "FOR UPDATE" in next(s for s in statements if "FROM audit_heads" in s)
+    assert touching[0] == "SELECT audit_heads.shop_id, audit_heads.seq,"
+    assert sorted(touching[1:]) == ["INSERT INTO audit_events", "UPDATE audit_heads SET"]
+    if engine.dialect.name == "postgresql":  # SQLite locks the whole file instead
+        assert "FOR UPDATE" in next(s for s in statements if "FROM audit_heads" in s)
     assert _notes(session, shop)[1:] == ["first", "second", "third"]
+    assert verify_chain(session, shop.id).intact
+
+
+def test_events_written_together_come_back_exactly_as_recorded(session: Session) -> None:
+    shop = _shop(session, "linen.myshopify.com")
+    case_id, action_id = uuid.uuid4(), uuid.uuid4()
+    awkward = {
+        "note": 'Crème brûlée, "quoted", back\\slash, tab\t, 退款 and an emoji 🧾',
+        "amounts": [4800, 0, -1],
+        "nested": {"empty": {}, "none": None, "flag": True},
+    }
+    moment = datetime(2026, 11, 2, 9, 0, 0, 123456, tzinfo=UTC)
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="refund.recorded",
+        actor=staff("alice", Surface.STAFF_API),
+        data=awkward,
+        case_id=case_id,
+        action_id=action_id,
+        now=moment,
+    )
+    _record(session, shop, {}, moment + timedelta(microseconds=1))
+    session.commit()
+    session.expire_all()
+
+    first, second = session.scalars(
+        select(AuditEvent).where(AuditEvent.shop_id == shop.id).order_by(AuditEvent.seq)
+    )
+    assert (first.kind, first.actor, first.actor_kind, first.actor_surface) == (
+        "refund.recorded",
+        "alice",
+        "staff",
+        "staff_api",
+    )
+    assert (first.case_id, first.action_id, first.data) == (case_id, action_id, awkward)
+    assert first.created_at == moment
+    assert (second.seq, second.prev_hash, second.data) == (2, first.hash, {})
+    assert second.case_id is None and second.action_id is None
     assert verify_chain(session, shop.id).intact
 
 
