@@ -8,7 +8,8 @@ The sequence for a queued action (see ARCHITECTURE.md):
    so, re-run the checks on fresh provider facts, then mark it ``submitting``
    with an attempt row. The idempotency key was stored when the action was made.
 2. Outside any transaction: one provider call with that key.
-3. In a new transaction: record what the provider answered, or ``unknown``.
+3. In a new transaction: lock the action again (read with its case and shop only)
+   and record what the provider answered, or ``unknown``.
    A request that never reached the provider (a refused connection) or that it
    turned away unprocessed (429) is queued again at once, or after the provider's
    ``Retry-After``, with the same key: no reconciliation delay, nothing to look up.
@@ -189,7 +190,7 @@ def refresh_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
     when the sweeper finds a status pending for a while)."""
     now = ctx.clock()
     with ctx.session_factory() as session, session.begin():
-        locked = _locked_action(session, action_id)
+        locked = _locked_for_answer(session, action_id)
         if locked is None:
             return "missing"
         action = locked.action
@@ -390,7 +391,7 @@ def _record(
     """Record the call's outcome on the action and on its attempt row (one UPDATE: the row
     is not read back); also returns the delay before a resend, if one is due."""
     now = ctx.clock()
-    locked = _locked_action(session, action_id)
+    locked = _locked_for_answer(session, action_id)
     assert locked is not None
     ended = _AttemptEnd()
     status, resend_in = _settle(ctx, session, locked.action, attempt, ended, answer, error, now)
@@ -589,9 +590,9 @@ class _AttemptEnd:
 
 @dataclass(frozen=True)
 class _Locked:
-    """An action, row-locked, with what its execution and its recording read next. Held
-    here, they stay in the session's identity map (which keeps only what is referenced),
-    so ``session.get`` of them, also deeper down (the case's customer), sends no query."""
+    """An action, row-locked, with what its checks and sending read next. Held here, they
+    stay in the session's identity map (which keeps only what is referenced), so
+    ``session.get`` of them, also deeper down (the case's customer), sends no query."""
 
     action: Action
     shop: Shop
@@ -625,6 +626,33 @@ def _locked_action(session: Session, action_id: uuid.UUID) -> _Locked | None:
         return None
     action, shop, proposal, case, customer, policy = row
     return _Locked(action, shop, proposal, case, customer, policy_rules(policy))
+
+
+@dataclass(frozen=True)
+class _LockedForAnswer:
+    """An action, row-locked, with what recording a provider's answer reads next: the case
+    it moves and the shop named in the customer's update (held as in :class:`_Locked`)."""
+
+    action: Action
+    case: Case
+    shop: Shop
+
+
+# Built once, at import, like _LOCKED_ACTION.
+_LOCKED_FOR_ANSWER = (
+    select(Action, Case, Shop)
+    .join(Case, Case.id == Action.case_id)
+    .join(Shop, Shop.id == Action.shop_id)
+    .where(Action.id == bindparam("action_id", type_=Uuid))
+    .with_for_update(of=Action)
+)
+
+
+def _locked_for_answer(session: Session, action_id: uuid.UUID) -> _LockedForAnswer | None:
+    """The action, row-locked, with its case and shop, in one round trip: recording an
+    answer needs neither the proposal, the customer nor the policy that the checks read."""
+    row = session.execute(_LOCKED_FOR_ANSWER, {"action_id": action_id}).first()
+    return None if row is None else _LockedForAnswer(*row)
 
 
 def _new_attempt(session: Session, action: Action, purpose: str, now: datetime) -> ActionAttempt:
