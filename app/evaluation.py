@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import Uuid, bindparam, select
 from sqlalchemy.orm import Session
 
 from app.cases.models import Case, Customer, Order
@@ -184,6 +184,21 @@ def case_customer_at(session: Session, case: Case, provider: str) -> str | None:
     return customer.identity_at(provider) if customer is not None else None
 
 
+# The order our copy says the payment paid. One payment should pay one order; where our
+# records say otherwise (the case file shows it as a conflict), the oldest order bounds the
+# lines. Built once, at import, as the checks run it on every refund; the shop's parameter
+# is typed by hand (see ``executor._LOCKED_ACTION``).
+_ORDER_PAID_BY = (
+    select(Order)
+    .where(
+        Order.shop_id == bindparam("shop_id", type_=Uuid),
+        Order.payment_id == bindparam("payment_id"),
+    )
+    .order_by(Order.created_at, Order.id)
+    .limit(1)
+)
+
+
 def _order_for(
     session: Session,
     shop_id: uuid.UUID,
@@ -203,13 +218,8 @@ def _order_for(
         if isinstance(read_with, PaymentFacts) and not read_with.exists:
             return None
         return adapter.order(draft.target)
-    # One payment should pay one order; where our records say otherwise (the case file
-    # shows it as a conflict), the oldest order bounds the lines.
     order = session.scalars(
-        select(Order)
-        .where(Order.shop_id == shop_id, Order.payment_id == draft.target)
-        .order_by(Order.created_at, Order.id)
-        .limit(1)
+        _ORDER_PAID_BY, {"shop_id": shop_id, "payment_id": draft.target}
     ).first()
     if order is None:
         return None

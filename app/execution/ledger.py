@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, and_, case, func, or_, select, true
+from sqlalchemy import ColumnElement, Row, Uuid, and_, bindparam, case, func, or_, select, true
 from sqlalchemy.orm import Session
 
 from app.execution.models import Action, ActionStatus
@@ -72,34 +72,16 @@ def actions_around(
 ) -> tuple[tuple[InFlightAction, ...], tuple[PastAction, ...]]:
     """Our actions on ``target`` or on ``money_ref``: those in flight (however old) and
     those the provider reported since ``since``."""
-    related = [Action.target == target]
-    if money_ref:
-        related.append(Action.money_ref == money_ref)
-    query = select(
-        Action.id,
-        Action.kind,
-        Action.target,
-        Action.customer_ref,
-        Action.amount,
-        Action.currency,
-        Action.line_items,
-        Action.status,
-        Action.created_at,
-        Action.provider,
-        Action.money_ref,
-    ).where(
-        Action.shop_id == shop_id,
-        or_(*related),
-        or_(
-            Action.status.in_(ActionStatus.IN_FLIGHT),
-            and_(Action.status.in_(ActionStatus.PROVIDER_OPEN), Action.created_at >= since),
-        ),
-    )
-    if own_action_id is not None:
-        query = query.where(Action.id != own_action_id)
+    params = {
+        "shop_id": shop_id,
+        "target": target,
+        "money_ref": money_ref,
+        "since": since,
+        "own_action_id": own_action_id,
+    }
     in_flight: list[InFlightAction] = []
     history: list[PastAction] = []
-    for row in session.execute(query):
+    for row in session.execute(_ACTIONS_AROUND, params):
         known = row.amount is not None and row.currency
         amount = Money(row.amount, row.currency) if known else None
         if row.status in ActionStatus.IN_FLIGHT:
@@ -115,6 +97,37 @@ def actions_around(
                 )
             )
     return tuple(in_flight), tuple(history)
+
+
+# Built once, at import: every check of a proposal and every execution runs it, and
+# building it took as long as the database takes to answer it. Without a money reference
+# its comparison is with NULL, which matches nothing; without an own action, IS DISTINCT
+# FROM NULL leaves nothing out. The shop's parameter is typed by hand (see
+# ``executor._LOCKED_ACTION``).
+_ACTIONS_AROUND = select(
+    Action.id,
+    Action.kind,
+    Action.target,
+    Action.customer_ref,
+    Action.amount,
+    Action.currency,
+    Action.line_items,
+    Action.status,
+    Action.created_at,
+    Action.provider,
+    Action.money_ref,
+).where(
+    Action.shop_id == bindparam("shop_id", type_=Uuid),
+    or_(Action.target == bindparam("target"), Action.money_ref == bindparam("money_ref")),
+    or_(
+        Action.status.in_(ActionStatus.IN_FLIGHT),
+        and_(
+            Action.status.in_(ActionStatus.PROVIDER_OPEN),
+            Action.created_at >= bindparam("since"),
+        ),
+    ),
+    Action.id.is_distinct_from(bindparam("own_action_id", type_=Uuid)),
+)
 
 
 def _shared(row: Row[Any]) -> dict[str, Any]:

@@ -99,6 +99,14 @@ def _seed(session: Session, shop: Shop, rows: list[Seeded]) -> list[Action]:
     return actions
 
 
+def _seed_another_shop(session: Session) -> None:
+    """Another shop's action on the same payment for the same customer: never counted."""
+    other = Shop(domain=f"other-{uuid.uuid4().hex[:8]}.myshopify.com", name="Other")
+    session.add(other)
+    session.flush()
+    _seed(session, other, [Seeded(ActionKind.REFUND, "pi_1", ADA, 9_999, "usd", "queued", DAY)])
+
+
 def _as_the_guard_reads(actions: list[Action]) -> tuple[list[InFlightAction], list[PastAction]]:
     """Every action, one by one, as the guard was handed them before the sums."""
     in_flight, history = [], []
@@ -142,10 +150,7 @@ def test_the_database_adds_up_each_cap_as_the_guard_does_one_by_one(
     session: Session, shop: Shop
 ) -> None:
     actions = _seed(session, shop, SEEDED)
-    other = Shop(domain=f"other-{uuid.uuid4().hex[:8]}.myshopify.com", name="Other")
-    session.add(other)
-    session.flush()
-    _seed(session, other, [Seeded(ActionKind.REFUND, "pi_1", ADA, 9_999, "usd", "queued", DAY)])
+    _seed_another_shop(session)
     # The action being checked, still queued: never counted against itself.
     (own,) = _seed(
         session, shop, [Seeded(ActionKind.REFUND, "pi_8", ADA, 1_500, "usd", "queued", DAY)]
@@ -213,3 +218,37 @@ def test_no_cap_set_or_no_customer_to_count_leaves_nothing_to_add_up(
         session, shop.id, policy=only_customer_cap, customer=None, own_action_id=None, now=NOW
     )
     assert no_customer.customer is None and no_customer.shop is None
+
+
+def test_the_actions_around_a_payment_are_ours_on_it_or_its_money_never_the_one_checked(
+    session: Session, shop: Shop
+) -> None:
+    actions = _seed(session, shop, SEEDED)
+    _seed_another_shop(session)
+    by_target = {action.target: action for action in actions}
+
+    def around(
+        target: str, money_ref: str | None = None, own: Action | None = None
+    ) -> tuple[list[str], list[str]]:
+        in_flight, history = actions_around(
+            session,
+            shop.id,
+            target=target,
+            money_ref=money_ref,
+            since=NOW - 30 * DAY,
+            own_action_id=None if own is None else own.id,
+        )
+        return [a.target for a in in_flight], [a.target for a in history]
+
+    # Reported within the window; not another shop's action on the same payment.
+    assert around("pi_1") == ([], ["pi_1"])
+    # In flight, however old; reported before the window, or halted unsent: not counted.
+    assert around("pi_5") == (["pi_5"], [])
+    assert around("pi_3") == ([], [])
+    assert around("pi_10") == ([], [])
+    # Found by the money it moved as well as by its target.
+    assert around("re_elsewhere", money_ref="pi_2") == ([], ["pi_2"])
+    assert around("pi_9", money_ref="pi_2") == (["pi_9"], ["pi_2"])
+    # Never the action being checked.
+    assert around("pi_1", own=by_target["pi_1"]) == ([], [])
+    assert around("pi_9", money_ref="pi_2", own=by_target["pi_9"]) == ([], ["pi_2"])
