@@ -75,7 +75,7 @@ def actions_around(
     params = {
         "shop_id": shop_id,
         "target": target,
-        "money_ref": money_ref,
+        "money_ref": money_ref or None,  # an empty reference names no money
         "since": since,
         "own_action_id": own_action_id,
     }

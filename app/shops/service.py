@@ -105,8 +105,7 @@ def staff_member(session: Session, shop_id: uuid.UUID, user_id: str) -> StaffMem
     member = session.scalars(
         select(StaffMember).where(StaffMember.shop_id == shop_id, StaffMember.user_id == user_id)
     ).one_or_none()
-    if member is not None:
-        known[(shop_id, user_id)] = member.id
+    _remember(session, shop_id, user_id, member)
     return member
 
 
@@ -125,9 +124,16 @@ def shop_and_member(
     if row is None:
         return None, None
     shop, member = row
+    _remember(session, shop_id, user_id, member)
+    return shop, member
+
+
+def _remember(
+    session: Session, shop_id: uuid.UUID, user_id: str, member: StaffMember | None
+) -> None:
+    """Note the membership's id, so :func:`staff_member` finds it in the identity map."""
     if member is not None:
         session.info.setdefault(_MEMBER_IDS, {})[(shop_id, user_id)] = member.id
-    return shop, member
 
 
 _MEMBER_IDS = "caseward.staff_member_ids"

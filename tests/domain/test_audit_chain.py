@@ -33,13 +33,24 @@ def _record_three(session: Session, shop: Shop) -> None:
     session.commit()
 
 
-def _record(session: Session, shop: Shop, data: dict[str, object], now: datetime = T0) -> None:
+def _record(
+    session: Session,
+    shop: Shop,
+    data: dict[str, object],
+    now: datetime = T0,
+    *,
+    kind: str = "test.event",
+    case_id: uuid.UUID | None = None,
+    action_id: uuid.UUID | None = None,
+) -> None:
     audit.record(
         session,
         shop_id=shop.id,
-        kind="test.event",
+        kind=kind,
         actor=staff("alice", Surface.STAFF_API),
         data=data,
+        case_id=case_id,
+        action_id=action_id,
         now=now,
     )
 
@@ -215,15 +226,14 @@ def test_events_written_together_come_back_exactly_as_recorded(session: Session)
         "nested": {"empty": {}, "none": None, "flag": True},
     }
     moment = datetime(2026, 11, 2, 9, 0, 0, 123456, tzinfo=UTC)
-    audit.record(
+    _record(
         session,
-        shop_id=shop.id,
+        shop,
+        awkward,
+        moment,
         kind="refund.recorded",
-        actor=staff("alice", Surface.STAFF_API),
-        data=awkward,
         case_id=case_id,
         action_id=action_id,
-        now=moment,
     )
     _record(session, shop, {}, moment + timedelta(microseconds=1))
     session.commit()
