@@ -37,7 +37,6 @@ from integrations.provider import (
 _log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-S = TypeVar("S", bound=stripe.StripeObject)
 
 # Stripe lets a concurrent request with the same key finish before it answers the
 # second one; a short wait usually lets the first one land. Pauses before each retry.
@@ -102,16 +101,6 @@ def check_key(api_key: str, *, livemode: bool) -> None:
         )
 
 
-def was_replayed(obj: stripe.StripeObject) -> bool:
-    """Whether Stripe answered from its idempotency store (``Idempotent-Replayed: true``)."""
-    response = obj.last_response
-    headers: Mapping[str, str] = response.headers if response is not None else {}
-    return any(
-        name.lower() == "idempotent-replayed" and value.strip().lower() == "true"
-        for name, value in headers.items()
-    )
-
-
 class Calls:
     """Runs SDK calls and turns every SDK exception into a protocol error.
 
@@ -145,8 +134,8 @@ class Calls:
             raise self._translate(error, what, writing=False) from error
 
     def write(
-        self, what: str, idempotency_key: str, call: Callable[[stripe.RequestOptions], S]
-    ) -> S:
+        self, what: str, idempotency_key: str, call: Callable[[stripe.RequestOptions], T]
+    ) -> T:
         """One write under ``idempotency_key``; a 409 (key in use) is retried with the same key.
 
         The key is always ours: the SDK would otherwise invent one per call, and a key

@@ -1,6 +1,6 @@
 """Reads: fresh facts from Stripe, turned into the protocol's dataclasses.
 
-Everything is read from the SDK's objects as plain JSON (``to_dict``) with checked
+Everything is read as the JSON Stripe answered (:func:`._client.json_request`) with checked
 accessors, so a field of the wrong type fails loudly here instead of becoming a wrong
 amount in a guardrail check. Lists are always paged to the end (or to the cutoff the
 caller asks for): a refund on page two still counts against the capture.
@@ -8,7 +8,7 @@ caller asks for): a refund on page two still counts against the capture.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
@@ -27,6 +27,7 @@ from integrations.provider import (
     SubscriptionItem,
 )
 
+from ._client import json_request, path
 from ._errors import Calls
 
 JSON = dict[str, Any]
@@ -49,9 +50,12 @@ class Reader:
     """The adapter's reads; shared by ``facts`` and ``find`` so both see the same data."""
 
     def __init__(self, client: stripe.StripeClient, calls: Calls, now: Callable[[], datetime]):
-        self._v1 = client.v1
+        self._client = client
         self._calls = calls
         self._now = now
+
+    def _get(self, url: str, params: Mapping[str, Any] | None = None) -> JSON:
+        return json_request(self._client, "get", url, params).data
 
     # ------------------------------------------------------------ payments
 
@@ -60,22 +64,22 @@ class Reader:
         if payment_param(target) == "payment_intent":
             intent = self._calls.read_or_missing(
                 f"lookup of {target}",
-                lambda: self._v1.payment_intents.retrieve(
-                    target, {"expand": ["latest_charge.refunds"]}
+                lambda: self._get(
+                    path("payment_intents", target), {"expand": ["latest_charge.refunds"]}
                 ),
             )
             if intent is None:
                 return PaymentFacts(id=target, exists=False)
-            data = intent.to_dict()
+            data = intent
             charge: JSON = data.get("latest_charge") or {}
         else:
             found = self._calls.read_or_missing(
                 f"lookup of {target}",
-                lambda: self._v1.charges.retrieve(target, {"expand": ["refunds"]}),
+                lambda: self._get(path("charges", target), {"expand": ["refunds"]}),
             )
             if found is None:
                 return PaymentFacts(id=target, exists=False)
-            data = charge = found.to_dict()
+            data = charge = found
         return PaymentFacts(
             id=target,
             exists=True,
@@ -108,7 +112,7 @@ class Reader:
         """Every refund on ``target`` (after the refund ``after``), newest first."""
         param = payment_param(target)
 
-        def page(after: str | None) -> stripe.ListObject[stripe.Refund]:
+        def page(after: str | None) -> JSON:
             params: stripe.params.RefundListParams = {"limit": PAGE_SIZE}
             if param == "payment_intent":
                 params["payment_intent"] = target
@@ -116,7 +120,7 @@ class Reader:
                 params["charge"] = target
             if after:
                 params["starting_after"] = after
-            return self._v1.refunds.list(params)
+            return self._get(path("refunds"), params)
 
         return self._pages(f"refund list of {target}", page, after)
 
@@ -124,12 +128,11 @@ class Reader:
 
     def customer(self, target: str) -> CustomerFacts:
         """The customer ``target``, its recent balance transactions and its promotion codes."""
-        found = self._calls.read_or_missing(
-            f"lookup of {target}", lambda: self._v1.customers.retrieve(target)
+        data = self._calls.read_or_missing(
+            f"lookup of {target}", lambda: self._get(path("customers", target))
         )
-        if found is None:
+        if data is None:
             return CustomerFacts(id=target, exists=False)
-        data = found.to_dict()
         if data.get("deleted"):
             return CustomerFacts(id=target, exists=True, deleted=True)
         cutoff = self._now() - CREDIT_HISTORY
@@ -152,18 +155,18 @@ class Reader:
     def balance_transactions(self, customer: str) -> Iterator[JSON]:
         """The customer's balance transactions, newest first."""
 
-        def page(after: str | None) -> stripe.ListObject[stripe.CustomerBalanceTransaction]:
+        def page(after: str | None) -> JSON:
             params: stripe.params.CustomerBalanceTransactionListParams = {"limit": PAGE_SIZE}
             if after:
                 params["starting_after"] = after
-            return self._v1.customers.balance_transactions.list(customer, params)
+            return self._get(path("customers", customer, "balance_transactions"), params)
 
         return self._pages(f"balance transaction list of {customer}", page)
 
     def promotion_codes(self, customer: str) -> Iterator[JSON]:
         """The customer's promotion codes, each with its coupon expanded."""
 
-        def page(after: str | None) -> stripe.ListObject[stripe.PromotionCode]:
+        def page(after: str | None) -> JSON:
             params: stripe.params.PromotionCodeListParams = {
                 "customer": customer,
                 "limit": PAGE_SIZE,
@@ -171,7 +174,7 @@ class Reader:
             }
             if after:
                 params["starting_after"] = after
-            return self._v1.promotion_codes.list(params)
+            return self._get(path("promotion_codes"), params)
 
         return self._pages(f"promotion code list of {customer}", page)
 
@@ -207,10 +210,9 @@ class Reader:
 
     def subscription_json(self, target: str) -> JSON | None:
         """The subscription as JSON, or ``None`` when Stripe has no such subscription."""
-        found = self._calls.read_or_missing(
-            f"lookup of {target}", lambda: self._v1.subscriptions.retrieve(target)
+        return self._calls.read_or_missing(
+            f"lookup of {target}", lambda: self._get(path("subscriptions", target))
         )
-        return None if found is None else found.to_dict()
 
     def _subscription_items(self, subscription: JSON) -> list[JSON]:
         """All items: the embedded list holds the first page only."""
@@ -220,14 +222,14 @@ class Reader:
             return items
         target = _str(subscription, "id")
 
-        def page(after: str | None) -> stripe.ListObject[stripe.SubscriptionItem]:
+        def page(after: str | None) -> JSON:
             params: stripe.params.SubscriptionItemListParams = {
                 "subscription": target,
                 "limit": PAGE_SIZE,
             }
             if after:
                 params["starting_after"] = after
-            return self._v1.subscription_items.list(params)
+            return self._get(path("subscription_items"), params)
 
         return list(self._pages(f"item list of {target}", page))
 
@@ -236,15 +238,15 @@ class Reader:
     def _pages(
         self,
         what: str,
-        fetch: Callable[[str | None], stripe.ListObject[Any]],
+        fetch: Callable[[str | None], JSON],
         after: str | None = None,
     ) -> Iterator[JSON]:
         """Follow ``starting_after`` cursors until Stripe says there is no more."""
         while True:
             page = self._calls.read(what, partial(fetch, after))
-            rows = [row.to_dict() for row in page.data]
+            rows: list[JSON] = list(page.get("data") or [])
             yield from rows
-            if not page.has_more or not rows:
+            if not page.get("has_more") or not rows:
                 return
             after = _str(rows[-1], "id")
 

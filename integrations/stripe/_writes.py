@@ -9,7 +9,7 @@ without writing anything.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 import stripe
 
@@ -24,7 +24,8 @@ from integrations.provider import (
     SubscriptionItem,
 )
 
-from ._errors import Calls, was_replayed
+from ._client import Answer, json_request, path
+from ._errors import Calls
 from ._facts import (
     JSON,
     Reader,
@@ -57,9 +58,23 @@ class Writer:
     """Submits one action and looks for its effect afterwards."""
 
     def __init__(self, client: stripe.StripeClient, calls: Calls, reader: Reader):
-        self._v1 = client.v1
+        self._client = client
         self._calls = calls
         self._reader = reader
+
+    def _write(
+        self,
+        what: str,
+        idempotency_key: str,
+        method: Literal["post", "delete"],
+        url: str,
+        params: Mapping[str, Any] | None = None,
+    ) -> Answer:
+        return self._calls.write(
+            what,
+            idempotency_key,
+            lambda options: json_request(self._client, method, url, params, options),
+        )
 
     # ------------------------------------------------------------ submit
 
@@ -91,12 +106,10 @@ class Writer:
             params["charge"] = request.target
         if isinstance(reason, str) and reason in _REFUND_REASONS:
             params["reason"] = _REFUND_REASONS[reason]
-        refund = self._calls.write(
-            f"refund on {request.target}",
-            request.idempotency_key,
-            lambda options: self._v1.refunds.create(params, options),
+        refund = self._write(
+            f"refund on {request.target}", request.idempotency_key, "post", path("refunds"), params
         )
-        return refund_answer(refund.to_dict(), replayed=was_replayed(refund))
+        return refund_answer(refund.data, replayed=refund.replayed)
 
     def _credit(self, request: ActionRequest, metadata: dict[str, str]) -> ProviderAnswer:
         description = request.params.get("description")
@@ -107,14 +120,14 @@ class Writer:
             "description": description if isinstance(description, str) else "Caseward credit",
             "metadata": metadata,
         }
-        transaction = self._calls.write(
+        transaction = self._write(
             f"balance credit for {request.target}",
             request.idempotency_key,
-            lambda options: self._v1.customers.balance_transactions.create(
-                request.target, params, options
-            ),
+            "post",
+            path("customers", request.target, "balance_transactions"),
+            params,
         )
-        return credit_answer(transaction.to_dict(), replayed=was_replayed(transaction))
+        return credit_answer(transaction.data, replayed=transaction.replayed)
 
     def _discount(self, request: ActionRequest, metadata: dict[str, str]) -> ProviderAnswer:
         coupon_params: stripe.params.CouponCreateParams = {
@@ -137,13 +150,15 @@ class Writer:
             coupon_params["duration_in_months"] = months
         # Two writes, each idempotent under its own derived key: a resend after an
         # unclear outcome replays the coupon and creates (or replays) the code.
-        coupon = self._calls.write(
+        coupon = self._write(
             f"coupon for {request.target}",
             f"{request.idempotency_key}:coupon",
-            lambda options: self._v1.coupons.create(coupon_params, options),
+            "post",
+            path("coupons"),
+            coupon_params,
         )
         code_params: stripe.params.PromotionCodeCreateParams = {
-            "promotion": {"type": "coupon", "coupon": coupon.id},
+            "promotion": {"type": "coupon", "coupon": coupon.data["id"]},
             "customer": request.target,
             "max_redemptions": 1,
             "metadata": metadata,
@@ -151,14 +166,14 @@ class Writer:
         code = request.params.get("code")
         if isinstance(code, str) and code:
             code_params["code"] = code
-        promotion_code = self._calls.write(
+        promotion_code = self._write(
             f"promotion code for {request.target}",
             f"{request.idempotency_key}:promotion_code",
-            lambda options: self._v1.promotion_codes.create(code_params, options),
+            "post",
+            path("promotion_codes"),
+            code_params,
         )
-        return discount_answer(
-            promotion_code.to_dict(), coupon.to_dict(), replayed=was_replayed(promotion_code)
-        )
+        return discount_answer(promotion_code.data, coupon.data, replayed=promotion_code.replayed)
 
     def _cancel(self, request: ActionRequest, metadata: dict[str, str]) -> ProviderAnswer:
         what = f"cancellation of {request.target}"
@@ -167,33 +182,29 @@ class Writer:
                 "cancel_at_period_end": True,
                 "metadata": metadata,
             }
-            subscription = self._calls.write(
-                what,
-                request.idempotency_key,
-                lambda options: self._v1.subscriptions.update(request.target, update, options),
+            subscription = self._write(
+                what, request.idempotency_key, "post", path("subscriptions", request.target), update
             )
-            data = subscription.to_dict()
+            data = subscription.data
             done = bool(data.get("cancel_at_period_end")) or data.get("status") == "canceled"
         else:
             # Immediate and final. Stripe ignores idempotency keys on DELETE; a resend
             # after an unclear outcome is safe only because ``find`` runs first.
             try:
-                subscription = self._calls.write(
-                    what,
-                    request.idempotency_key,
-                    lambda options: self._v1.subscriptions.cancel(request.target, None, options),
+                subscription = self._write(
+                    what, request.idempotency_key, "delete", path("subscriptions", request.target)
                 )
             except ProviderRejected as refused:
                 clearer = self._already_canceled(request.target, refused)
                 if clearer is None:
                     raise
                 raise clearer from refused
-            data = subscription.to_dict()
+            data = subscription.data
             done = data.get("status") == "canceled"
         return subscription_answer(
             data,
             ProviderStatus.SUCCEEDED if done else ProviderStatus.PENDING,
-            replayed=was_replayed(subscription),
+            replayed=subscription.replayed,
         )
 
     def _already_canceled(self, target: str, refused: ProviderRejected) -> ProviderRejected | None:
@@ -229,13 +240,15 @@ class Writer:
             if not isinstance(proration, str) or proration not in _PRORATIONS:
                 raise ValueError(f"unknown proration_behavior {proration!r}")
             params["proration_behavior"] = _PRORATIONS[proration]
-        subscription = self._calls.write(
+        subscription = self._write(
             f"change of {request.target}",
             request.idempotency_key,
-            lambda options: self._v1.subscriptions.update(request.target, params, options),
+            "post",
+            path("subscriptions", request.target),
+            params,
         )
-        data = subscription.to_dict()
-        return subscription_answer(data, _change_status(data), replayed=was_replayed(subscription))
+        data = subscription.data
+        return subscription_answer(data, _change_status(data), replayed=subscription.replayed)
 
     # ------------------------------------------------------------ find
 

@@ -31,7 +31,7 @@ from integrations.provider import (
     Targets,
 )
 
-from ._client import stripe_client
+from ._client import json_request, path, stripe_client
 from ._errors import REQUIRED_PERMISSIONS, Calls, check_key, mask_key
 from ._facts import Reader
 from ._permissions import PermissionReport, check_permissions
@@ -176,11 +176,15 @@ class StripeAdapter:
         endpoint = self._calls.write(
             f"webhook endpoint registration for {url}",
             f"caseward-webhook-endpoint-{uuid.uuid4()}",
-            lambda options: self._client.v1.webhook_endpoints.create(params, options),
-        )
-        if not endpoint.secret:
-            raise ProviderError(f"Stripe created webhook endpoint {endpoint.id} without a secret")
-        return endpoint.id, endpoint.secret
+            lambda options: json_request(
+                self._client, "post", path("webhook_endpoints"), params, options
+            ),
+        ).data
+        if not endpoint.get("secret"):
+            raise ProviderError(
+                f"Stripe created webhook endpoint {endpoint.get('id')} without a secret"
+            )
+        return str(endpoint["id"]), str(endpoint["secret"])
 
     def check_permissions(self) -> PermissionReport:
         """Which permissions Caseward needs the key holds, found without changing anything

@@ -115,6 +115,14 @@ def test_a_missing_payment_does_not_exist(adapter: StripeAdapter, target: str) -
     assert adapter.facts(ActionKind.REFUND, target) == PaymentFacts(id=target, exists=False)
 
 
+def test_a_target_is_read_as_one_id_never_as_a_path_to_another_object(
+    adapter: StripeAdapter, setup: stripe.StripeClient
+) -> None:
+    owner = customer(setup)
+    target = f"pi_x/../../customers/{owner.id}"
+    assert adapter.facts(ActionKind.REFUND, target) == PaymentFacts(id=target, exists=False)
+
+
 def test_a_refund_target_must_be_a_payment_intent_or_charge(adapter: StripeAdapter) -> None:
     with pytest.raises(ValueError, match="payment intent or a charge"):
         adapter.facts(ActionKind.REFUND, "in_123")
