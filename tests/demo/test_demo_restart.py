@@ -74,9 +74,8 @@ def _run_worker_until_recorded(
     settings: Settings, factory: sessionmaker[Session], action_id: uuid.UUID
 ) -> None:
     """A real ``rq worker`` process in burst mode, until the action's outcome is recorded and
-    no job is mid-run. The wait is for the work, not for the process's exit: after logging
-    "done, quitting", a burst worker has now and then taken most of a minute to end, which
-    is not what this test is about (and a webhook's refresh may be queued after it quit)."""
+    no job is mid-run. The wait is for the work, not for the process's exit: a webhook's
+    refresh may be queued after a burst worker found the queue empty and quit."""
     env = {
         **os.environ,
         "DATABASE_URL": settings.database_url,

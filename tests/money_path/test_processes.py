@@ -13,12 +13,14 @@ endpoints). Each test waits for what it asserts with a deadline, never a fixed p
 * a shop policy's auto-approve ceiling lets a small refund through with no person, the
   audit trail naming the policy version as its approver;
 * the sweeper's loop re-enqueues an approved action whose job vanished from Redis, and
-  the worker's entry point executes it.
+  the worker's entry point executes it;
+* workers told to stop (SIGTERM) leave in seconds.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -301,3 +303,30 @@ def test_a_shop_policy_auto_approves_a_small_refund_audited_as_its_version(
     ]
     assert [e for e in audit if e["kind"] == "proposal.approved"] == [], "no person approved"
     assert_money_invariants(account, ctx.session_factory, linen.shop_id)
+
+
+# ---------------------------------------------------------------- stopping
+
+
+def test_stopped_workers_exit_in_seconds_not_a_minute(
+    queue: Queue, start_worker: Callable[[], WorkerProcess]
+) -> None:
+    """A deploy or a scale-down SIGTERMs its workers: each leaves in RQ's warm shutdown
+    (a second or two), not after a minute in its pub/sub thread. Three at once, since the
+    minute came from a race that a single worker lost only about half the time."""
+    workers = [start_worker() for _ in range(3)]
+    wait_for(lambda: Worker.count(queue=queue) == 3, what="three workers listening")
+    # RQ installs its signal handlers after it lists the worker, before its first
+    # maintenance (it cleans the registries then): a SIGTERM earlier just kills.
+    wait_for(
+        lambda: all(worker.said("cleaning registries") for worker in workers),
+        what="three workers past start-up",
+    )
+    for worker in workers:
+        worker.process.terminate()  # the worker alone: its scheduler is its to stop
+    for worker in workers:
+        try:
+            worker.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pytest.fail("a worker still ran 15 s after SIGTERM:\n" + "".join(worker.output))
+    assert [worker.process.returncode for worker in workers] == [0, 0, 0]
