@@ -337,5 +337,21 @@ class OrderSource(Protocol):
     def order(self, target: str) -> OrderFacts | None: ...
 
 
+@dataclass(frozen=True)
+class ProviderCustomer:
+    """One of a provider's customers, as a look-up by email answers it."""
+
+    id: str
+    email: str
+
+
+@runtime_checkable
+class CustomerDirectory(Protocol):
+    """An adapter that can say which of its customers have an email: how a case's
+    verified customer is linked to their own id there (:mod:`app.cases.customer_link`)."""
+
+    def customers_with_email(self, email: str) -> tuple[ProviderCustomer, ...]: ...
+
+
 # Every write carries our action id in the provider's metadata under this key.
 ACTION_ID_METADATA_KEY = "caseward_action_id"

@@ -28,7 +28,7 @@ from app.actors import DRAFTER, WORKER, Actor, ActorKind, Surface, system_actor
 from app.agents.models import AgentCredential
 from app.approvals.digest import digest_of
 from app.approvals.models import Approval, Proposal, ProposalStatus
-from app.cases.merchant_link import explained, link_merchant_customer
+from app.cases.customer_link import explained, link_customer
 from app.cases.models import Case, CaseStatus
 from app.cases.service import get_case
 from app.errors import Conflict, Forbidden, NotFound
@@ -42,9 +42,7 @@ from app.settings import Settings
 from app.shops.models import Shop, ShopPolicy, StaffRole
 from app.shops.service import current_policy, is_newest_policy, policy_rules, require_role
 from app.words import Code, Sentence, said
-from integrations.merchant_endpoint.adapter import NAME as MERCHANT
-from integrations.merchant_endpoint.adapter import CustomerDirectory
-from integrations.provider import ProviderAdapter
+from integrations.provider import CustomerDirectory, ProviderAdapter
 
 # What a person can do next when a proposal is not in the state a request needs.
 _NEXT_STEP = {
@@ -406,11 +404,18 @@ def _evaluate(
     actor: Actor,
     now: datetime,
 ) -> Evaluation:
-    # The merchant's own endpoint knows the case's customer only by an id of its own:
-    # learn it by their verified email before the checks bind the proposal to it.
+    # Stripe and the merchant's own endpoint know the case's customer only by an id of
+    # their own: learn it by their verified email before the checks bind the proposal to it.
     lookup = (
-        link_merchant_customer(session, case=case, directory=adapter, actor=actor, now=now)
-        if draft.provider == MERCHANT and isinstance(adapter, CustomerDirectory)
+        link_customer(
+            session,
+            case=case,
+            provider=draft.provider,
+            directory=adapter,
+            actor=actor,
+            now=now,
+        )
+        if isinstance(adapter, CustomerDirectory)
         else None
     )
     evaluation = evaluate_draft(

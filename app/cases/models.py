@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
@@ -29,11 +29,20 @@ class Customer(Base):
 
     def identity_at(self, provider: str) -> str | None:
         """The customer's own id at ``provider``: the only owner money may reach."""
-        return {
-            "stripe": self.stripe_customer_id,
-            "shopify": self.shopify_customer_id,
-            "merchant": self.merchant_customer_id,
-        }.get(provider)
+        column = _IDENTITY_COLUMNS.get(provider)
+        return None if column is None else cast("str | None", getattr(self, column))
+
+    def link_at(self, provider: str, provider_customer_id: str) -> None:
+        """Record the customer's own id at ``provider`` (:mod:`app.cases.customer_link`)."""
+        setattr(self, _IDENTITY_COLUMNS[provider], provider_customer_id)
+
+
+# The column holding a customer's own id at each provider.
+_IDENTITY_COLUMNS = {
+    "stripe": "stripe_customer_id",
+    "shopify": "shopify_customer_id",
+    "merchant": "merchant_customer_id",
+}
 
 
 class Order(Base):

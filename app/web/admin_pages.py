@@ -426,8 +426,9 @@ def case_gaps(file: CaseFile) -> list[str]:
         if not customer.stripe_customer_id:
             gaps.append(
                 _(
-                    "The customer has no Stripe customer on file: a Stripe action cannot be "
-                    "bound to them."
+                    "The customer has no Stripe customer on file: a Stripe proposal links "
+                    "the one Stripe customer with their email once the case is verified; "
+                    "until then no Stripe action can be bound to them."
                 )
             )
         if not customer.email:

@@ -31,9 +31,9 @@ the code ``endpoint_not_public``. Neither secrets nor signatures are logged or s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, NoReturn, Protocol, runtime_checkable
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 import httpx
@@ -50,6 +50,7 @@ from integrations.provider import (
     PermissionDenied,
     ProviderAnswer,
     ProviderCredit,
+    ProviderCustomer,
     ProviderError,
     ProviderRefund,
     ProviderRejected,
@@ -82,8 +83,6 @@ from .signing import SigningSecrets, sign
 __all__ = [
     "NAME",
     "TARGETS",
-    "CustomerDirectory",
-    "MerchantCustomer",
     "MerchantEndpointAdapter",
     "merchant_http_client",
 ]
@@ -109,21 +108,6 @@ _TEXT_MAX = 500
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True)
-class MerchantCustomer:
-    """One of the merchant's customers, as a look-up by email answers it."""
-
-    id: str
-    email: str
-
-
-@runtime_checkable
-class CustomerDirectory(Protocol):
-    """An adapter that can say which of its customers have an email."""
-
-    def customers_with_email(self, email: str) -> tuple[MerchantCustomer, ...]: ...
 
 
 def merchant_http_client(timeout_seconds: float) -> httpx.Client:
@@ -209,7 +193,7 @@ class MerchantEndpointAdapter:
         except ValueError as exc:
             raise ProviderError(f"{what}: unreadable answer ({exc})") from exc
 
-    def customers_with_email(self, email: str) -> tuple[MerchantCustomer, ...]:
+    def customers_with_email(self, email: str) -> tuple[ProviderCustomer, ...]:
         """The merchant's customers it says have ``email``, as it answers them (the caller
         decides which answers match). A 404 is an endpoint that does not answer the
         look-up at all, so it is an error, not "none"."""
@@ -406,12 +390,12 @@ def _customer(document: dict[str, Any], target: str) -> CustomerFacts:
         raise ProviderError(f"customer {target}: {exc}") from exc
 
 
-def _listed_customer(item: object) -> MerchantCustomer:
+def _listed_customer(item: object) -> ProviderCustomer:
     entry = _object(item, "customers[]")
     email = entry.get("email")
     if not isinstance(email, str):
         raise ValueError("customers[].email is not text")
-    return MerchantCustomer(id=_id(entry.get("id"), "customers[].id"), email=email)
+    return ProviderCustomer(id=_id(entry.get("id"), "customers[].id"), email=email)
 
 
 def _credit(item: object) -> ProviderCredit:

@@ -152,6 +152,17 @@ class Reader:
             discounts=tuple(to_discount(p) for p in self.promotion_codes(target)),
         )
 
+    def customers_with_email(self, email: str) -> Iterator[JSON]:
+        """The customers Stripe lists under ``email`` (its filter is exact, case and all)."""
+
+        def page(after: str | None) -> JSON:
+            params: stripe.params.CustomerListParams = {"email": email, "limit": PAGE_SIZE}
+            if after:
+                params["starting_after"] = after
+            return self._get(path("customers"), params)
+
+        return self._pages("customer look-up by email", page)
+
     def balance_transactions(self, customer: str) -> Iterator[JSON]:
         """The customer's balance transactions, newest first."""
 

@@ -26,6 +26,7 @@ from integrations.provider import (
     ActionKind,
     ActionRequest,
     ProviderAnswer,
+    ProviderCustomer,
     ProviderError,
     TargetFacts,
     Targets,
@@ -195,6 +196,15 @@ class StripeAdapter:
         Stripe does not know the key.
         """
         return check_permissions(self._client, self._masked_key)
+
+    def customers_with_email(self, email: str) -> tuple[ProviderCustomer, ...]:
+        """Stripe's customers with ``email``, to link a case's verified customer to theirs
+        (the caller decides which answers match). Deleted customers are not listed."""
+        return tuple(
+            ProviderCustomer(id=str(found["id"]), email=found["email"])
+            for found in self._reader.customers_with_email(email)
+            if isinstance(found.get("id"), str) and isinstance(found.get("email"), str)
+        )
 
     def find(self, request: ActionRequest) -> ProviderAnswer | None:
         """The write's effect as Stripe reports it now, matched by our action id; ``None``

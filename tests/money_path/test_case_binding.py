@@ -3,8 +3,10 @@
 Two shops may share one Stripe account (one merchant, two stores). Each shop's key
 can then read every payment of the account, so only the case's customer, compared
 with the payment's owner at Stripe, stops one shop's case from refunding the other
-shop's payment. The proposals go through the staff API; the facts come from the
-Stripe sandbox over HTTP.
+shop's payment. A verified customer with no Stripe customer on file is linked, when a
+Stripe proposal is made, to the one Stripe customer with their email; none or several:
+nothing is linked and the refusal says why. The proposals go through the staff API; the
+facts come from the Stripe sandbox over HTTP.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from flask.testing import FlaskClient
 from money_path_harness import Account, Staff
 from sqlalchemy.orm import Session
 
-from app.cases.models import Customer
+from app.audit import AuditEvent
+from app.cases.models import Case, Customer
 from app.crypto import secret_box
 from app.demo import PROPOSER, LinenShop, seed_linen_shop
 from app.settings import Settings
@@ -99,12 +102,20 @@ def test_the_other_shop_refunds_its_own_customers_payment(
     assert _customer_check(proposal)["passed"] is True
 
 
+def _unlink(session: Session, linen: LinenShop, *, identity_level: str = "strong") -> Customer:
+    """The case's customer with no Stripe customer on file, the case verified as given."""
+    customer = session.query(Customer).filter_by(stripe_customer_id=linen.customer_id).one()
+    customer.stripe_customer_id = None
+    session.get_one(Case, linen.case_id).identity_level = identity_level
+    session.commit()
+    return customer
+
+
 def test_a_case_whose_customer_has_no_stripe_link_moves_no_money(
     app: Flask, client: FlaskClient, session: Session, linen: LinenShop
 ) -> None:
-    customer = session.query(Customer).filter_by(stripe_customer_id=linen.customer_id).one()
-    customer.stripe_customer_id = None
-    session.commit()
+    # Not verified (a claim only), so nothing is looked up to link them either.
+    _unlink(session, linen, identity_level="claim")
     proposer = Staff(client, app, "linen-and-loom.myshopify.com", PROPOSER)
 
     response = proposer.post(
@@ -117,4 +128,62 @@ def test_a_case_whose_customer_has_no_stripe_link_moves_no_money(
     assert _customer_check(proposal)["reason"] == (
         "The case's customer has no Stripe customer linked, so nothing ties Payment "
         f"{linen.payment_intent_id} to them; link the customer's Stripe account to the case first."
+    )
+
+
+def test_a_verified_customer_is_linked_to_their_one_stripe_customer_by_email(
+    app: Flask, client: FlaskClient, session: Session, linen: LinenShop
+) -> None:
+    customer = _unlink(session, linen)
+    proposer = Staff(client, app, "linen-and-loom.myshopify.com", PROPOSER)
+
+    proposal = _propose(proposer, linen)
+
+    assert proposal["status"] == "awaiting_approval", proposal["verdict"]
+    assert _customer_check(proposal)["passed"] is True
+    session.expire_all()
+    assert session.get_one(Customer, customer.id).stripe_customer_id == linen.customer_id
+    [linked] = _linked_events(session, linen)
+    assert (linked.data["provider"], linked.data["provider_customer_id"]) == (
+        "stripe",
+        linen.customer_id,
+    )
+    assert "example.com" not in str(linked.data)
+    # Linked once: the next proposal finds the link and records no other.
+    _propose(proposer, linen)
+    assert len(_linked_events(session, linen)) == 1
+
+
+def test_two_stripe_customers_with_the_email_link_neither_and_the_refusal_says_why(
+    app: Flask, client: FlaskClient, session: Session, linen: LinenShop, account: Account
+) -> None:
+    customer = _unlink(session, linen)
+    account.stripe.v1.customers.create(params={"email": "maya@example.com", "name": "Maya L."})
+    proposer = Staff(client, app, "linen-and-loom.myshopify.com", PROPOSER)
+
+    proposal = _propose(proposer, linen)
+
+    assert proposal["status"] == "blocked"
+    assert _customer_check(proposal)["reason"].endswith(
+        "2 customers at Stripe have the email of the case's customer, so Caseward could not "
+        "tell which one is theirs."
+    )
+    session.expire_all()
+    assert session.get_one(Customer, customer.id).stripe_customer_id is None
+    assert _linked_events(session, linen) == []
+
+
+def _propose(proposer: Staff, linen: LinenShop) -> dict[str, Any]:
+    response = proposer.post(
+        f"/api/cases/{linen.case_id}/proposals",
+        {"kind": "refund", "target": linen.payment_intent_id, "amount": 4800, "currency": "usd"},
+    )
+    assert response.status_code == 201, response.get_json()
+    proposal: dict[str, Any] = response.get_json()["proposal"]
+    return proposal
+
+
+def _linked_events(session: Session, linen: LinenShop) -> list[AuditEvent]:
+    return list(
+        session.query(AuditEvent).filter_by(shop_id=linen.shop_id, kind="customer.linked").all()
     )

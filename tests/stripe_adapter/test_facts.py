@@ -176,6 +176,24 @@ def test_a_missing_customer(adapter: StripeAdapter) -> None:
     )
 
 
+def test_customers_with_an_email_are_the_ones_stripe_lists_under_it(
+    adapter: StripeAdapter, setup: stripe.StripeClient
+) -> None:
+    first, second = customer(setup, "kim@example.com"), customer(setup, "kim@example.com")
+    customer(setup, "lee@example.com")
+    gone = customer(setup, "kim@example.com")
+    setup.v1.customers.delete(gone.id)
+
+    found = adapter.customers_with_email("kim@example.com")
+
+    assert {(c.id, c.email) for c in found} == {
+        (first.id, "kim@example.com"),
+        (second.id, "kim@example.com"),
+    }
+    assert len(found) == 2
+    assert adapter.customers_with_email("nobody@example.com") == ()
+
+
 def test_subscription_facts(adapter: StripeAdapter, setup: stripe.StripeClient) -> None:
     basic, _ = prices(setup)
     sub = subscription(setup, basic, quantity=3)

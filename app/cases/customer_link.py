@@ -1,18 +1,20 @@
-"""Linking a case's customer to their account at the merchant's own endpoint.
+"""Linking a case's customer to their own account at a provider: Stripe, or the
+merchant's own endpoint.
 
-Money through the ``merchant`` provider reaches only the case's customer as the endpoint
-knows them (``Customer.merchant_customer_id``; the guard denies when it is missing). The
-endpoint's ids are its own, so the link is made by the one thing both sides hold, the
-customer's email, and only when a proposal for the endpoint is made or edited
-(:mod:`app.approvals.service`), never in the worker. The sequence of
-:func:`link_merchant_customer`:
+Money reaches only the case's customer as the provider knows them
+(``Customer.identity_at``: ``stripe_customer_id``, ``merchant_customer_id``; the guard
+denies when it is missing). The provider's ids are its own, so the link is made by the one
+thing both sides hold, the customer's email, and only when a proposal for that provider is
+made or edited (:mod:`app.approvals.service`), never in the worker. The sequence of
+:func:`link_customer`:
 
 1. nothing is asked when the case has no customer, the customer already has an id at
-   the endpoint, the case's identity level is below ``medium`` (the email was neither
+   the provider, the case's identity level is below ``medium`` (the email was neither
    verified by a code nor the helpdesk sender's, nor the shopper signed in) or the
    customer has no email;
-2. lock the customer's row and ask the endpoint for its customers with that email
-   (``customers.find``); an endpoint that fails to answer links nothing;
+2. lock the customer's row and ask the provider for its customers with that email
+   (the endpoint's ``customers.find``; Stripe's customer list filtered by email, which
+   matches the email exactly); a provider that fails to answer links nothing;
 3. exactly one of them whose email equals the customer's, compared case-insensitively:
    its id is stored on the customer and ``customer.linked`` audited (provider and id,
    never the email) in the caller's transaction; none or several: nothing is stored.
@@ -38,10 +40,9 @@ from app.cases.models import Case, Customer
 from app.guard import CheckName, CheckResult, IdentityLevel, Verdict
 from app.words import Sentence, one_after_another, said, said_n
 from integrations.merchant_endpoint.adapter import NAME as MERCHANT
-from integrations.merchant_endpoint.adapter import CustomerDirectory
-from integrations.provider import ProviderError
+from integrations.provider import CustomerDirectory, ProviderError
 
-__all__ = ["Lookup", "LookupOutcome", "explained", "link_merchant_customer"]
+__all__ = ["Lookup", "LookupOutcome", "explained", "link_customer"]
 
 log = logging.getLogger(__name__)
 
@@ -56,50 +57,55 @@ class LookupOutcome(StrEnum):
 
 @dataclass(frozen=True)
 class Lookup:
-    """What asking the endpoint for the case's customer came to; ``matches`` is how many
+    """What asking ``provider`` for the case's customer came to; ``matches`` is how many
     of its customers had the email (when it answered)."""
 
     outcome: LookupOutcome
+    provider: str
     matches: int = 0
 
     def why_unlinked(self) -> Sentence | None:
-        """Why no customer at the endpoint was linked, when it was asked and none was."""
+        """Why no customer at the provider was linked, when it was asked and none was."""
+        merchant = self.provider == MERCHANT
+        place = said("your endpoint") if merchant else self.provider.title()
         if self.outcome is LookupOutcome.NONE_MATCH:
             return said(
-                "No customer at your endpoint has the email of the case's customer, so "
-                "Caseward could not link one."
+                "No customer at %(place)s has the email of the case's customer, so "
+                "Caseward could not link one.",
+                place=place,
             )
         if self.outcome is LookupOutcome.SEVERAL_MATCH:
             return said_n(
-                "%(count)s customer at your endpoint has the email of the case's customer, "
+                "%(count)s customer at %(place)s has the email of the case's customer, "
                 "so Caseward could not tell which one is theirs.",
-                "%(count)s customers at your endpoint have the email of the case's "
+                "%(count)s customers at %(place)s have the email of the case's "
                 "customer, so Caseward could not tell which one is theirs.",
                 self.matches,
+                place=place,
             )
         if self.outcome is LookupOutcome.NO_ANSWER:
             return said(
-                "Your endpoint did not answer the look-up of the customer by email; edit "
-                "the proposal to ask again."
+                "%(place)s did not answer the look-up of the customer by email; edit the "
+                "proposal to ask again.",
+                place=said("Your endpoint") if merchant else self.provider.title(),
             )
         return None
 
 
-_NOT_ASKED = Lookup(LookupOutcome.NOT_ASKED)
-
-
-def link_merchant_customer(
+def link_customer(
     session: Session,
     *,
     case: Case,
+    provider: str,
     directory: CustomerDirectory,
     actor: Actor,
     now: datetime,
 ) -> Lookup:
-    """Link the case's verified customer to the endpoint's one customer with their email
+    """Link the case's verified customer to ``provider``'s one customer with their email
     (see the module docstring); ``actor`` proposed the action that needed it."""
+    not_asked = Lookup(LookupOutcome.NOT_ASKED, provider)
     if case.customer_id is None or IdentityLevel(case.identity_level) < IdentityLevel.MEDIUM:
-        return _NOT_ASKED
+        return not_asked
     # Locked so that two proposals at once ask once and link once.
     customer = session.scalars(
         select(Customer)
@@ -107,21 +113,23 @@ def link_merchant_customer(
         .with_for_update()
         .execution_options(populate_existing=True)
     ).one()
-    if customer.merchant_customer_id is not None or not customer.email:
-        return _NOT_ASKED
+    if customer.identity_at(provider) is not None or not customer.email:
+        return not_asked
     try:
         answered = directory.customers_with_email(customer.email)
     except ProviderError as exc:
-        # The endpoint's words may repeat the email: only the kind of failure is logged.
-        log.warning("merchant customer look-up failed for case %s: %s", case.id, type(exc).__name__)
-        return Lookup(LookupOutcome.NO_ANSWER)
+        # The provider's words may repeat the email: only the kind of failure is logged.
+        log.warning(
+            "%s customer look-up failed for case %s: %s", provider, case.id, type(exc).__name__
+        )
+        return Lookup(LookupOutcome.NO_ANSWER, provider)
     wanted = customer.email.casefold()
     matching = sorted({found.id for found in answered if found.email.casefold() == wanted})
     if not matching:
-        return Lookup(LookupOutcome.NONE_MATCH)
+        return Lookup(LookupOutcome.NONE_MATCH, provider)
     if len(matching) > 1:
-        return Lookup(LookupOutcome.SEVERAL_MATCH, len(matching))
-    customer.merchant_customer_id = matching[0]
+        return Lookup(LookupOutcome.SEVERAL_MATCH, provider, len(matching))
+    customer.link_at(provider, matching[0])
     audit.record(
         session,
         shop_id=case.shop_id,
@@ -130,12 +138,12 @@ def link_merchant_customer(
         case_id=case.id,
         data={
             "customer_id": str(customer.id),
-            "provider": MERCHANT,
+            "provider": provider,
             "provider_customer_id": matching[0],
         },
         now=now,
     )
-    return Lookup(LookupOutcome.LINKED, 1)
+    return Lookup(LookupOutcome.LINKED, provider, 1)
 
 
 def explained(verdict: Verdict, lookup: Lookup) -> Verdict:
