@@ -28,8 +28,12 @@ Where a customer's personal data lives in Caseward, and what erasure does to it:
   ``{"erased": true}``. Gorgias calls hold only ticket and message ids (their job reads
   the ticket id) and agents' commands the agent's email: neither names the customer.
 - ``data_exports``: earlier exports of their data are deleted.
-- Orders, proposals, actions and attempts hold no personal data (amounts, currencies,
-  provider ids, statuses) and are kept.
+- ``proposals`` of those cases: the free-text reason (a person's or the drafter's, which
+  may repeat the customer's words) becomes :data:`ERASED`. Their parameters stay, as the
+  action's copy of them does: they are what was reviewed and sent under the action's
+  idempotency key, and a resend with other parameters would be refused.
+- Orders, actions and attempts hold no personal data (amounts, currencies, provider ids,
+  statuses) and are kept.
 - The audit chain holds none either (ids, amounts, codes, statuses; never a customer's
   words or contact details), so it is kept whole and still verifies.
 
@@ -77,6 +81,7 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import Actor
+from app.approvals.models import Proposal
 from app.cases.models import Case, Customer, Order
 from app.conversations.models import Conversation, Message, Participant
 from app.crypto import SecretBox
@@ -226,6 +231,11 @@ def _blank(
         update(Case)
         .where(cases)
         .values(subject=ERASED, request_text=ERASED, updated_at=Case.updated_at)
+    )
+    session.execute(
+        update(Proposal)
+        .where(Proposal.case_id.in_(case_ids), Proposal.reason.is_not(None))
+        .values(reason=ERASED, updated_at=Proposal.updated_at)
     )
     # An agent's draft has no summary and the drafter's no reply: those stay empty.
     session.execute(

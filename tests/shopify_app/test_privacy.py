@@ -14,6 +14,7 @@ from shopify_app_support import bearer, deliver, install_shop, session_token
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.approvals.models import Proposal
 from app.audit import AuditEvent, verify_chain
 from app.cases.models import Case, Customer, Order
 from app.clock import utcnow
@@ -66,14 +67,32 @@ def linen(session: Session, settings: Settings) -> Shop:
         )
     )
     for customer, subject, text in ((maya, SUBJECT, REQUEST), (other, "Sam's mug", "Chipped")):
+        case = Case(
+            shop_id=shop.id,
+            customer_id=customer.id,
+            subject=subject,
+            request_text=text,
+            created_at=now,
+            updated_at=now,
+        )
+        session.add(case)
+        session.flush()
         session.add(
-            Case(
+            Proposal(
                 shop_id=shop.id,
-                customer_id=customer.id,
-                subject=subject,
-                request_text=text,
-                created_at=now,
-                updated_at=now,
+                case_id=case.id,
+                kind="refund",
+                provider="shopify",
+                target="gid://shopify/Order/1001",
+                amount=4800,
+                currency="usd",
+                params={"notify": False},
+                reason=f"{subject}: {text}",
+                proposed_by="1001",
+                status="awaiting_approval",
+                verdict={},
+                policy_version=1,
+                digest="0" * 64,
             )
         )
     session.commit()
@@ -155,6 +174,10 @@ def test_erasing_a_customer_keeps_the_books_and_the_chain_and_nothing_names_them
     cases = {c.customer_id: c for c in session.scalars(select(Case))}
     assert (cases[maya.id].subject, cases[maya.id].request_text) == (ERASED, ERASED)
     assert "Sam's mug" in {c.subject for c in cases.values()}  # others untouched
+    # A proposal's reason may repeat the customer's words: erased with their case.
+    reasons = {p.case_id: p.reason for p in session.scalars(select(Proposal))}
+    assert reasons[cases[maya.id].id] == ERASED
+    assert "Sam's mug: Chipped" in reasons.values()
     order = session.scalars(select(Order)).one()
     assert (order.name, order.total, order.currency) == ("#1001", 4800, "usd")  # the books
     payloads = json.dumps([e.payload for e in session.scalars(select(ProviderEvent))])
