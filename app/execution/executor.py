@@ -16,9 +16,10 @@ The sequence for a queued action (see ARCHITECTURE.md):
    A job that arrives before that time sends nothing and asks to run when it is due.
 
 A job that cannot run (the shop's connection is gone, the adapter refuses to
-build) ends its action as ``cannot_run``, in front of a person, instead of being
-queued again at every sweep. An approval that expired unsent sends the proposal
-back for approval: a new approval makes a new action with a new key.
+build, the provider no longer knows the shop's key) ends its action as
+``cannot_run``, in front of a person, instead of being queued again at every sweep.
+An approval that expired unsent sends the proposal back for approval: a new approval
+makes a new action with a new key.
 
 An ``unknown`` action is looked up at the provider (:func:`reconcile_action`) and
 only resent, with the same key and parameters, when the provider shows nothing
@@ -82,8 +83,9 @@ from integrations.provider import (
 
 log = logging.getLogger(__name__)
 
-# A job that cannot even build its adapter: no connection, refused credentials.
-_CANNOT_BUILD = (CasewardError, CredentialsRefused, ValueError)
+# A job that cannot run: no connection, refused credentials (when the adapter is built or
+# at the fresh read), an adapter that refuses to build the request.
+_CANNOT_RUN = (CasewardError, CredentialsRefused, ValueError)
 # Pauses before resending a request that never reached the provider, when it gave no
 # Retry-After: short, since nothing is in doubt, but not a hot loop against an outage.
 _UNSENT_FIRST_PAUSE = 0.5
@@ -152,7 +154,7 @@ def _absent_and_resendable(
     now = ctx.clock()
     try:
         adapter = ctx.adapters(session, action.shop_id, action.provider)
-    except _CANNOT_BUILD as exc:
+    except _CANNOT_RUN as exc:
         reason = said("cannot look it up: %(error)s", error=str(exc))
         _stop(session, action, ActionStatus.NEEDS_DECISION, reason, now)
         return False
@@ -198,7 +200,7 @@ def refresh_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
             return action.status
         try:
             adapter = ctx.adapters(session, action.shop_id, action.provider)
-        except _CANNOT_BUILD as exc:
+        except _CANNOT_RUN as exc:
             # The last status recorded stands; there is nothing to ask until it is fixed.
             log.warning("refresh of action %s skipped: %s", action.id, exc)
             return action.status
@@ -259,11 +261,6 @@ def _prepare_send(
     assert proposal is not None
     try:
         adapter = ctx.adapters(session, action.shop_id, action.provider)
-    except _CANNOT_BUILD as exc:
-        reason = said("the action cannot run: %(error)s", error=str(exc))
-        _stop(session, action, ActionStatus.CANNOT_RUN if first else stopped, reason, now)
-        return None
-    try:
         evaluation = evaluate_draft(
             session,
             shop=shop,
@@ -281,6 +278,12 @@ def _prepare_send(
             raise  # the sweeper schedules the look-up again
         # The provider turned the fresh read away; nothing was sent. Try again later.
         return _queue_again(ctx, session, action, exc, now)
+    except _CANNOT_RUN as exc:
+        # Also a key the provider no longer knows, found by the fresh read: sent again by
+        # the sweeper, it would fail the same way until a person connects it again.
+        reason = said("the action cannot run: %(error)s", error=str(exc))
+        _stop(session, action, ActionStatus.CANNOT_RUN if first else stopped, reason, now)
+        return None
     landed = _own_write(evaluation.facts, str(action.id))
     if landed is not None:
         # Our earlier send did land after all (a slow commit): record it, send nothing.

@@ -10,6 +10,8 @@ from app.errors import CasewardError
 from app.web.admin_text import in_reader_words
 from app.web.limits import too_large_message
 from app.web.refusals import record_refusal
+from app.words import said
+from integrations.provider import CredentialsRefused, ProviderError, ProviderRejected, Throttled
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -25,6 +27,22 @@ def register_error_handlers(app: Flask) -> None:
         response = jsonify({"error": body})
         response.headers.update(error.headers)
         return response, error.status
+
+    @app.errorhandler(ProviderError)
+    def provider_error(error: ProviderError) -> tuple[Response, int]:
+        # A provider's answer stopped the request (a proposal's fresh facts, a look-up):
+        # whatever the request changed is dropped, and the person can act on what it says.
+        request_session().rollback()
+        message = said(
+            "the payment provider's answer stopped this request, and nothing was kept: %(error)s",
+            error=str(error),
+        )
+        body = {"error": {"code": _provider_code(error), "message": in_reader_words(message)}}
+        response = jsonify(body)
+        retry_after = error.retry_after if isinstance(error, Throttled) else None
+        if retry_after is not None:
+            response.headers["Retry-After"] = str(max(1, round(retry_after)))
+        return response, 503 if isinstance(error, Throttled) else 502
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response:
@@ -42,3 +60,13 @@ def register_error_handlers(app: Flask) -> None:
 
 def _slug(name: str) -> str:
     return name.lower().replace(" ", "_").replace("'", "")
+
+
+def _provider_code(error: ProviderError) -> str:
+    if isinstance(error, Throttled):
+        return "provider_throttled"
+    if isinstance(error, CredentialsRefused):
+        return "provider_credentials_refused"
+    if isinstance(error, ProviderRejected):
+        return "provider_refused"
+    return "provider_unavailable"

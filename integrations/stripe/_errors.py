@@ -167,19 +167,9 @@ class Calls:
         unsent = _not_run(error, what, detail, writing=writing)
         if unsent is not None:
             return unsent
-        if isinstance(error, stripe.PermissionError) or status == 403:
-            permission = _PERMISSION_NAME.search(detail)
-            missing = (
-                f"the restricted key lacks the '{permission.group(1)}' permission"
-                if permission
-                else "the restricted key lacks a permission"
-            )
-            return PermissionDenied(
-                f"Stripe refused the {what}: {missing}. Edit the key in the Stripe dashboard "
-                f"({REQUIRED_PERMISSIONS}). {detail}",
-                code=code,
-                http_status=status,
-            )
+        refused_key = self._key_refused(error, what, detail)
+        if refused_key is not None:
+            return refused_key
         transient = (
             isinstance(error, stripe.APIConnectionError | stripe.RateLimitError)
             or status is None
@@ -196,6 +186,33 @@ class Calls:
         return ProviderRejected(
             f"Stripe refused the {what}: {detail}", code=code, http_status=status
         )
+
+    def _key_refused(
+        self, error: stripe.StripeError, what: str, detail: str
+    ) -> CredentialsRefused | PermissionDenied | None:
+        """Stripe checks the key, then its permissions, before anything else: a 401 or a
+        403 is proof that the request did nothing there. ``None`` for anything else."""
+        if isinstance(error, stripe.AuthenticationError) or error.http_status == 401:
+            return CredentialsRefused(
+                f"Stripe no longer accepts the key {self._masked} for the {what}: connect "
+                f"Stripe again with a restricted key ({REQUIRED_PERMISSIONS}). {detail}",
+                reason="unknown_key",
+                key=self._masked,
+            )
+        if isinstance(error, stripe.PermissionError) or error.http_status == 403:
+            permission = _PERMISSION_NAME.search(detail)
+            missing = (
+                f"the restricted key lacks the '{permission.group(1)}' permission"
+                if permission
+                else "the restricted key lacks a permission"
+            )
+            return PermissionDenied(
+                f"Stripe refused the {what}: {missing}. Edit the key in the Stripe dashboard "
+                f"({REQUIRED_PERMISSIONS}). {detail}",
+                code=_code(error),
+                http_status=error.http_status,
+            )
+        return None
 
     def _scrub(self, text: str) -> str:
         """``text`` with our key masked, in case Stripe ever echoes it whole."""

@@ -19,11 +19,13 @@ from flask.testing import FlaskClient
 from money_path_harness import Account, Staff
 from sqlalchemy.orm import Session
 
+from app.approvals.models import Proposal
 from app.audit import AuditEvent
 from app.cases.models import Case, Customer
 from app.crypto import secret_box
 from app.demo import PROPOSER, LinenShop, seed_linen_shop
 from app.settings import Settings
+from integrations.stripe.sandbox import StripeSandbox
 
 OTHER_DOMAIN = "loom-outlet.myshopify.com"
 
@@ -187,3 +189,35 @@ def _linked_events(session: Session, linen: LinenShop) -> list[AuditEvent]:
     return list(
         session.query(AuditEvent).filter_by(shop_id=linen.shop_id, kind="customer.linked").all()
     )
+
+
+def test_a_proposal_while_stripe_cannot_answer_is_refused_clearly_and_nothing_is_kept(
+    app: Flask,
+    client: FlaskClient,
+    session: Session,
+    linen: LinenShop,
+    sandbox: StripeSandbox,
+    account: Account,
+) -> None:
+    proposer = Staff(client, app, "linen-and-loom.myshopify.com", PROPOSER)
+    before = session.query(Proposal).filter_by(case_id=linen.case_id).count()
+    sandbox.arm_fault("error_500_before_commit", method="GET", account=account.id, count=5)
+    try:
+        response = proposer.post(
+            f"/api/cases/{linen.case_id}/proposals",
+            {
+                "kind": "refund",
+                "target": linen.payment_intent_id,
+                "amount": 4800,
+                "currency": "usd",
+            },
+        )
+    finally:
+        sandbox.clear_faults()
+
+    assert response.status_code == 502, response.get_data(as_text=True)
+    error = response.get_json()["error"]
+    assert error["code"] == "provider_unavailable"
+    assert "Stripe could not answer" in error["message"]
+    session.expire_all()
+    assert session.query(Proposal).filter_by(case_id=linen.case_id).count() == before

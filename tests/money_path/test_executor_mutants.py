@@ -35,6 +35,8 @@ from sqlalchemy.orm import Session
 from app.approvals.models import Proposal
 from app.audit import AuditEvent
 from app.clock import utcnow
+from app.connections.models import Connection
+from app.crypto import secret_box
 from app.demo import LinenShop
 from app.execution.executor import (
     ExecutionContext,
@@ -930,6 +932,37 @@ def test_a_first_send_whose_adapter_cannot_be_built_cannot_run_and_says_why(
         reason=reason,
     )
     assert action["attempts"] == []
+
+
+def test_a_key_stripe_no_longer_knows_stops_the_first_send_in_front_of_a_person(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    settings: Settings,
+    session: Session,
+) -> None:
+    """The shop's key was revoked at Stripe after the approval: the fresh read is refused
+    (401), and the action ends ``cannot_run`` saying so, instead of failing its job at
+    every sweep; nothing is sent."""
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    connection = session.get_one(Connection, linen.connection_id)
+    connection.encrypted_secret = secret_box(settings).encrypt(
+        "rk_test_51RevokedKeyRevokedKeyRevokedKeyRevokedKey00000"
+    )
+    session.commit()
+    moment = utcnow()
+
+    assert execute_action(_pinned(ctx, moment), action_id) == "cannot_run"
+
+    action = action_json(approver, str(action_id))
+    assert action["status_reason"].startswith(
+        "the action cannot run: Stripe no longer accepts the key rk_test_"
+    )
+    assert "connect Stripe again" in action["status_reason"]
+    assert "RevokedKeyRevokedKey" not in action["status_reason"]
+    assert action["attempts"] == []
+    assert refunds_of_action(account, str(action_id)) == []
 
 
 def test_a_resend_whose_adapter_cannot_be_built_goes_to_a_person(

@@ -13,6 +13,7 @@ from stripe_adapter_support import customer, pay, request
 from integrations.provider import (
     ActionKind,
     ActionRequest,
+    CredentialsRefused,
     IdempotencyConflict,
     OutcomeUnknown,
     PaymentFacts,
@@ -72,15 +73,23 @@ def test_a_key_without_refund_write_is_denied_and_told_which_permission(
     assert key[8:-4] not in message
 
 
-def test_an_unknown_key_is_rejected_without_echoing_it(
+def test_a_key_stripe_does_not_know_is_refused_at_a_read_and_a_write_without_echoing_it(
     make_adapter: Callable[..., StripeAdapter], setup: stripe.StripeClient
 ) -> None:
+    """A revoked or rolled key (401): Stripe checked it before anything else, so nothing
+    happened there, and nothing will until the shop connects Stripe again."""
     key = "rk_test_51UnknownKeyUnknownKeyUnknownKeyUnknownKey0000"
-    with pytest.raises(ProviderRejected) as refused:
-        make_adapter(key).submit(request(ActionKind.REFUND, pay(setup).id, 100))
-    assert refused.value.http_status == 401
-    assert key not in str(refused.value)
-    assert key not in repr(refused.value)
+    adapter, payment = make_adapter(key), pay(setup).id
+    for call in (
+        lambda: adapter.facts(ActionKind.REFUND, payment),
+        lambda: adapter.submit(request(ActionKind.REFUND, payment, 100)),
+    ):
+        with pytest.raises(CredentialsRefused) as refused:
+            call()
+        assert refused.value.reason == "unknown_key"
+        assert "connect Stripe again" in str(refused.value)
+        assert key not in str(refused.value)
+        assert key not in repr(refused.value)
 
 
 def test_dropped_connection_after_commit_is_unknown_then_found(
