@@ -13,14 +13,15 @@ made or edited (:mod:`app.approvals.service`), never in the worker. The sequence
    verified by a code nor the helpdesk sender's, nor the shopper signed in) or the
    customer has no email;
 2. lock the customer's row and ask the provider for its customers with that email
-   (the endpoint's ``customers.find``; Stripe's customer list filtered by email, which
-   matches the email exactly); a provider that fails to answer links nothing;
+   (the endpoint's ``customers.find``; Stripe's customer list filtered by the email as
+   written and in lower case, since Stripe's filter matches case and all); a provider
+   that fails to answer links nothing;
 3. exactly one of them whose email equals the customer's, compared case-insensitively:
    its id is stored on the customer and ``customer.linked`` audited (provider and id,
    never the email) in the caller's transaction; none or several: nothing is stored.
 
 The proposal is then checked as always. When nothing was linked, :func:`explained` adds
-to the failed customer check why (no customer, or several, at the endpoint with that
+to the failed customer check why (no customer, or several, at the provider with that
 email; or no answer), so the person reading the refusal knows what to fix.
 """
 

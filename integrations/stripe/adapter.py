@@ -199,12 +199,15 @@ class StripeAdapter:
 
     def customers_with_email(self, email: str) -> tuple[ProviderCustomer, ...]:
         """Stripe's customers with ``email``, to link a case's verified customer to theirs
-        (the caller decides which answers match). Deleted customers are not listed."""
-        return tuple(
-            ProviderCustomer(id=str(found["id"]), email=found["email"])
-            for found in self._reader.customers_with_email(email)
-            if isinstance(found.get("id"), str) and isinstance(found.get("email"), str)
-        )
+        (the caller decides which answers match). Stripe's filter matches the email case
+        and all, so it is asked as written and, when that differs, in lower case, as
+        checkouts most often keep it. Deleted customers are not listed."""
+        found: dict[str, ProviderCustomer] = {}
+        for written in dict.fromkeys((email, email.lower())):
+            for row in self._reader.customers_with_email(written):
+                if isinstance(row.get("id"), str) and isinstance(row.get("email"), str):
+                    found[row["id"]] = ProviderCustomer(id=row["id"], email=row["email"])
+        return tuple(found.values())
 
     def find(self, request: ActionRequest) -> ProviderAnswer | None:
         """The write's effect as Stripe reports it now, matched by our action id; ``None``

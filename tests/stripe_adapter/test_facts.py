@@ -192,6 +192,12 @@ def test_customers_with_an_email_are_the_ones_stripe_lists_under_it(
     }
     assert len(found) == 2
     assert adapter.customers_with_email("nobody@example.com") == ()
+    # Stripe matches the email exactly: an address written with capitals is also asked
+    # in lower case, as checkouts most often keep it.
+    assert {c.id for c in adapter.customers_with_email("Kim@Example.com")} == {
+        first.id,
+        second.id,
+    }
 
 
 def test_subscription_facts(adapter: StripeAdapter, setup: stripe.StripeClient) -> None:
