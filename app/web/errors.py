@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask, Response, jsonify
+from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from app.db import request_session
@@ -33,9 +33,15 @@ def register_error_handlers(app: Flask) -> None:
         # A provider's answer stopped the request (a proposal's fresh facts, a look-up):
         # whatever the request changed is dropped, and the person can act on what it says.
         request_session().rollback()
-        message = said(
-            "the payment provider's answer stopped this request, and nothing was kept: %(error)s",
-            error=str(error),
+        message = (
+            # A shopper is told no provider's words (ids, the shop's key, its account).
+            said("the shop could not reach its payment provider just now; try again soon")
+            if request.blueprint == "proxy"
+            else said(
+                "the payment provider's answer stopped this request, and nothing was kept: "
+                "%(error)s",
+                error=str(error),
+            )
         )
         body = {"error": {"code": _provider_code(error), "message": in_reader_words(message)}}
         response = jsonify(body)

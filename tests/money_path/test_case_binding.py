@@ -25,6 +25,7 @@ from app.cases.models import Case, Customer
 from app.crypto import secret_box
 from app.demo import PROPOSER, LinenShop, seed_linen_shop
 from app.settings import Settings
+from integrations.provider import CredentialsRefused
 from integrations.stripe.sandbox import StripeSandbox
 
 OTHER_DOMAIN = "loom-outlet.myshopify.com"
@@ -221,3 +222,19 @@ def test_a_proposal_while_stripe_cannot_answer_is_refused_clearly_and_nothing_is
     assert "Stripe could not answer" in error["message"]
     session.expire_all()
     assert session.query(Proposal).filter_by(case_id=linen.case_id).count() == before
+
+
+def test_a_shopper_is_told_no_providers_words_when_one_stops_their_request(app: Flask) -> None:
+    refused = CredentialsRefused(
+        "Stripe no longer accepts the key rk_test_...0000 for the lookup of pi_123",
+        reason="unknown_key",
+    )
+    with app.test_request_context("/proxy/chat"):
+        response = app.make_response(app.handle_user_exception(refused))
+
+    assert response.status_code == 502
+    error = response.get_json()["error"]
+    assert error == {
+        "code": "provider_credentials_refused",
+        "message": "the shop could not reach its payment provider just now; try again soon",
+    }
