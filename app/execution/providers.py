@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Protocol
 
 import httpx
-from sqlalchemy import select
+from sqlalchemy import Uuid, bindparam, select
 from sqlalchemy.orm import Session
 
 from app.clock import utcnow
@@ -166,7 +166,7 @@ def connection_adapters(
             shop, auth, token = shopify.token(session, shop_id)
             return ShopifyAdapter(shop.domain, token, http_client=auth.http_client)
         connection = session.scalars(
-            select(Connection).where(Connection.shop_id == shop_id, Connection.provider == provider)
+            _CONNECTION, {"shop_id": shop_id, "provider": provider}
         ).one_or_none()
         if connection is None or provider not in ("stripe", MERCHANT):
             raise Forbidden(
@@ -187,6 +187,13 @@ def connection_adapters(
 
     return factory
 
+
+# Built once, at import: the worker reads the shop's connection for every action. The shop's
+# parameter is typed by hand, as in ``executor._LOCKED_ACTION``.
+_CONNECTION = select(Connection).where(
+    Connection.shop_id == bindparam("shop_id", type_=Uuid),
+    Connection.provider == bindparam("provider"),
+)
 
 # Enough for every shop a busy worker serves in a row; beyond it, start afresh.
 _KEPT_ADAPTERS = 256

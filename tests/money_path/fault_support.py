@@ -98,14 +98,22 @@ def wait_for_status(
 ) -> dict[str, Any]:
     """Poll the action until it is in ``statuses``, calling ``tick`` (a sweep) each time."""
     wanted = tuple(statuses)
+    seen: list[dict[str, Any]] = []
 
     def reached() -> dict[str, Any] | None:
         if tick is not None:
             tick()
-        action = action_json(staff, action_id)
-        return action if action["status"] in wanted else None
+        seen[:] = [action_json(staff, action_id)]
+        return seen[0] if seen[0]["status"] in wanted else None
 
-    result: dict[str, Any] = wait_for(reached, timeout=timeout, what=f"action -> {wanted}")
+    try:
+        result: dict[str, Any] = wait_for(reached, timeout=timeout, what=f"action -> {wanted}")
+    except AssertionError as timed_out:
+        last = seen[0] if seen else {}
+        raise AssertionError(
+            f"{timed_out}; last seen: {last.get('status')} ({last.get('status_reason')}), "
+            f"attempts {last.get('attempts')}"
+        ) from timed_out
     return result
 
 

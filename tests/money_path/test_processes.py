@@ -314,14 +314,16 @@ def test_stopped_workers_exit_in_seconds_not_a_minute(
     """A deploy or a scale-down SIGTERMs its workers: each leaves in RQ's warm shutdown
     (a second or two), not after a minute in its pub/sub thread. Three at once, since the
     minute came from a race that a single worker lost only about half the time."""
-    workers = [start_worker() for _ in range(3)]
-    wait_for(lambda: Worker.count(queue=queue) == 3, what="three workers listening")
-    # RQ installs its signal handlers after it lists the worker, before its first
-    # maintenance (it cleans the registries then): a SIGTERM earlier just kills.
-    wait_for(
-        lambda: all(worker.said("cleaning registries") for worker in workers),
-        what="three workers past start-up",
-    )
+    workers = []
+    for _ in range(3):
+        # One at a time: three loading the app at once would starve the tests beside this
+        # one of the CPU for seconds.
+        worker = start_worker()
+        workers.append(worker)
+        # RQ installs its signal handlers after it lists the worker, before its first
+        # maintenance (it cleans the registries then): a SIGTERM earlier just kills.
+        wait_for(lambda w=worker: w.said("cleaning registries"), what="a worker past start-up")
+    assert Worker.count(queue=queue) == 3
     for worker in workers:
         worker.process.terminate()  # the worker alone: its scheduler is its to stop
     for worker in workers:
