@@ -9,9 +9,9 @@ made or edited (:mod:`app.approvals.service`), never in the worker. The sequence
 :func:`link_customer`:
 
 1. nothing is asked when the case has no customer, the customer already has an id at
-   the provider, the case's identity level is below ``medium`` (the email was neither
-   verified by a code nor the helpdesk sender's, nor the shopper signed in) or the
-   customer has no email;
+   the provider or has no email, or the case's identity level is below ``medium`` (the
+   email was neither verified by a code nor the helpdesk sender's, nor the shopper
+   signed in: the refusal then says to verify them);
 2. lock the customer's row and ask the provider for its customers with that email
    (the endpoint's ``customers.find``; Stripe's customer list filtered by the email as
    written and in lower case, since Stripe's filter matches case and all); a provider
@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 
 class LookupOutcome(StrEnum):
     NOT_ASKED = "not_asked"
+    NOT_VERIFIED = "not_verified"
     LINKED = "linked"
     NONE_MATCH = "none_match"
     SEVERAL_MATCH = "several_match"
@@ -68,7 +69,13 @@ class Lookup:
     def why_unlinked(self) -> Sentence | None:
         """Why no customer at the provider was linked, when it was asked and none was."""
         merchant = self.provider == MERCHANT
-        place = said("your endpoint") if merchant else self.provider.title()
+        place = said("your endpoint") if merchant else self.provider.capitalize()
+        if self.outcome is LookupOutcome.NOT_VERIFIED:
+            return said(
+                "Caseward links the customer's account by their email once the case's "
+                "customer is verified (a code sent to their email, or the shopper signed "
+                "in); verify them, then edit the proposal."
+            )
         if self.outcome is LookupOutcome.NONE_MATCH:
             return said(
                 "No customer at %(place)s has the email of the case's customer, so "
@@ -88,7 +95,7 @@ class Lookup:
             return said(
                 "%(place)s did not answer the look-up of the customer by email; edit the "
                 "proposal to ask again.",
-                place=said("Your endpoint") if merchant else self.provider.title(),
+                place=said("Your endpoint") if merchant else self.provider.capitalize(),
             )
         return None
 
@@ -105,7 +112,7 @@ def link_customer(
     """Link the case's verified customer to ``provider``'s one customer with their email
     (see the module docstring); ``actor`` proposed the action that needed it."""
     not_asked = Lookup(LookupOutcome.NOT_ASKED, provider)
-    if case.customer_id is None or IdentityLevel(case.identity_level) < IdentityLevel.MEDIUM:
+    if case.customer_id is None:
         return not_asked
     # Locked so that two proposals at once ask once and link once.
     customer = session.scalars(
@@ -116,6 +123,8 @@ def link_customer(
     ).one()
     if customer.identity_at(provider) is not None or not customer.email:
         return not_asked
+    if IdentityLevel(case.identity_level) < IdentityLevel.MEDIUM:
+        return Lookup(LookupOutcome.NOT_VERIFIED, provider)
     try:
         answered = directory.customers_with_email(customer.email)
     except ProviderError as exc:
@@ -126,10 +135,9 @@ def link_customer(
         return Lookup(LookupOutcome.NO_ANSWER, provider)
     wanted = customer.email.casefold()
     matching = sorted({found.id for found in answered if found.email.casefold() == wanted})
-    if not matching:
-        return Lookup(LookupOutcome.NONE_MATCH, provider)
-    if len(matching) > 1:
-        return Lookup(LookupOutcome.SEVERAL_MATCH, provider, len(matching))
+    if len(matching) != 1:
+        outcome = LookupOutcome.SEVERAL_MATCH if matching else LookupOutcome.NONE_MATCH
+        return Lookup(outcome, provider, len(matching))
     customer.link_at(provider, matching[0])
     audit.record(
         session,
@@ -154,9 +162,9 @@ def explained(verdict: Verdict, lookup: Lookup) -> Verdict:
     if why is None:
         return verdict
     facts = (
-        {}
-        if lookup.outcome is LookupOutcome.NO_ANSWER
-        else {"customers_with_email": lookup.matches}
+        {"customers_with_email": lookup.matches}
+        if lookup.outcome in (LookupOutcome.NONE_MATCH, LookupOutcome.SEVERAL_MATCH)
+        else {}
     )
     checks = tuple(
         CheckResult(

@@ -62,7 +62,7 @@ class Writer:
         self._calls = calls
         self._reader = reader
 
-    def _write(
+    def write(
         self,
         what: str,
         idempotency_key: str,
@@ -70,6 +70,7 @@ class Writer:
         url: str,
         params: Mapping[str, Any] | None = None,
     ) -> Answer:
+        """One write to Stripe under ``idempotency_key``, answered as JSON."""
         return self._calls.write(
             what,
             idempotency_key,
@@ -106,7 +107,7 @@ class Writer:
             params["charge"] = request.target
         if isinstance(reason, str) and reason in _REFUND_REASONS:
             params["reason"] = _REFUND_REASONS[reason]
-        refund = self._write(
+        refund = self.write(
             f"refund on {request.target}", request.idempotency_key, "post", path("refunds"), params
         )
         return refund_answer(refund.data, replayed=refund.replayed)
@@ -120,7 +121,7 @@ class Writer:
             "description": description if isinstance(description, str) else "Caseward credit",
             "metadata": metadata,
         }
-        transaction = self._write(
+        transaction = self.write(
             f"balance credit for {request.target}",
             request.idempotency_key,
             "post",
@@ -150,7 +151,7 @@ class Writer:
             coupon_params["duration_in_months"] = months
         # Two writes, each idempotent under its own derived key: a resend after an
         # unclear outcome replays the coupon and creates (or replays) the code.
-        coupon = self._write(
+        coupon = self.write(
             f"coupon for {request.target}",
             f"{request.idempotency_key}:coupon",
             "post",
@@ -166,7 +167,7 @@ class Writer:
         code = request.params.get("code")
         if isinstance(code, str) and code:
             code_params["code"] = code
-        promotion_code = self._write(
+        promotion_code = self.write(
             f"promotion code for {request.target}",
             f"{request.idempotency_key}:promotion_code",
             "post",
@@ -182,7 +183,7 @@ class Writer:
                 "cancel_at_period_end": True,
                 "metadata": metadata,
             }
-            subscription = self._write(
+            subscription = self.write(
                 what, request.idempotency_key, "post", path("subscriptions", request.target), update
             )
             data = subscription.data
@@ -191,7 +192,7 @@ class Writer:
             # Immediate and final. Stripe ignores idempotency keys on DELETE; a resend
             # after an unclear outcome is safe only because ``find`` runs first.
             try:
-                subscription = self._write(
+                subscription = self.write(
                     what, request.idempotency_key, "delete", path("subscriptions", request.target)
                 )
             except ProviderRejected as refused:
@@ -240,7 +241,7 @@ class Writer:
             if not isinstance(proration, str) or proration not in _PRORATIONS:
                 raise ValueError(f"unknown proration_behavior {proration!r}")
             params["proration_behavior"] = _PRORATIONS[proration]
-        subscription = self._write(
+        subscription = self.write(
             f"change of {request.target}",
             request.idempotency_key,
             "post",

@@ -32,7 +32,7 @@ from integrations.provider import (
     Targets,
 )
 
-from ._client import json_request, path, stripe_client
+from ._client import path, stripe_client
 from ._errors import REQUIRED_PERMISSIONS, Calls, check_key, mask_key
 from ._facts import Reader
 from ._permissions import PermissionReport, check_permissions
@@ -116,7 +116,6 @@ class StripeAdapter:
         client = stripe_client(api_key, api_base=api_base, timeout_seconds=timeout_seconds)
         calls = Calls(api_key, sleep)
         self._client = client
-        self._calls = calls
         self._reader = Reader(client, calls, now)
         self._writer = Writer(client, calls, self._reader)
 
@@ -174,12 +173,12 @@ class StripeAdapter:
             # The SDK types the names it knew when released; Stripe's list keeps growing.
             "enabled_events": enabled,  # type: ignore[typeddict-item]
         }
-        endpoint = self._calls.write(
+        endpoint = self._writer.write(
             f"webhook endpoint registration for {url}",
             f"caseward-webhook-endpoint-{uuid.uuid4()}",
-            lambda options: json_request(
-                self._client, "post", path("webhook_endpoints"), params, options
-            ),
+            "post",
+            path("webhook_endpoints"),
+            params,
         ).data
         if not endpoint.get("secret"):
             raise ProviderError(

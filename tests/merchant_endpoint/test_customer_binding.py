@@ -186,7 +186,14 @@ def test_an_unverified_case_asks_the_endpoint_nothing(
     proposal = _propose_refund(_proposer(client, app, shop), shop)
 
     assert proposal["status"] == "blocked"
-    assert _customer_check(proposal)["passed"] is False
+    check = _customer_check(proposal)
+    assert check["passed"] is False
+    # The refusal says how the link is made, since no person can make it by hand.
+    assert check["reason"].endswith(
+        "Caseward links the customer's account by their email once the case's customer is "
+        "verified (a code sent to their email, or the shopper signed in); verify them, then "
+        "edit the proposal."
+    )
     assert _linked_id(session, shop) is None
     assert _lookups(receiver) == []
     # The proposal itself did reach the endpoint: it read the payment's facts.

@@ -130,7 +130,10 @@ def test_a_case_whose_customer_has_no_stripe_link_moves_no_money(
     assert proposal["status"] == "blocked"
     assert _customer_check(proposal)["reason"] == (
         "The case's customer has no Stripe customer linked, so nothing ties Payment "
-        f"{linen.payment_intent_id} to them; link the customer's Stripe account to the case first."
+        f"{linen.payment_intent_id} to them; link the customer's Stripe account to the case "
+        "first. Caseward links the customer's account by their email once the case's "
+        "customer is verified (a code sent to their email, or the shopper signed in); verify "
+        "them, then edit the proposal."
     )
 
 
