@@ -44,6 +44,7 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    update,
 )
 from sqlalchemy import event as orm_events
 from sqlalchemy.orm import (
@@ -54,6 +55,7 @@ from sqlalchemy.orm import (
     mapped_column,
     sessionmaker,
 )
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.sql.dml import Insert
 
 from app.actors import Actor
@@ -258,8 +260,8 @@ def record(
 def seal_pending(session: Session) -> None:
     """Chain, seal and write the events recorded in the session's transaction: per shop
     (heads locked in one order, so two transactions never wait on each other in a
-    circle), one locked read of the head, the events in the order they were recorded,
-    one insert for them all and one update of the head."""
+    circle), one locked read of the head, the events in the order they were recorded;
+    then one statement that writes them all and moves the heads."""
     pending: list[AuditEvent] = session.info.pop(_PENDING, [])
     if not pending:
         return
@@ -267,25 +269,37 @@ def seal_pending(session: Session) -> None:
     by_shop: dict[uuid.UUID, list[AuditEvent]] = {}
     for event in pending:
         by_shop.setdefault(event.shop_id, []).append(event)
+    heads = []
     for shop_id in sorted(by_shop, key=str):
         head = _locked_head(session, shop_id)
+        seq, last_hash = head.seq, head.hash
         for event in by_shop[shop_id]:
-            event.seq, event.prev_hash, event.key_id = head.seq + 1, head.hash, keys.current_id
-            event.hash = event_hash(event, keys)
-            head.seq, head.hash = event.seq, event.hash
-    _insert_events(session, pending)
-    session.flush()
+            seq += 1
+            event.seq, event.prev_hash, event.key_id = seq, last_hash, keys.current_id
+            event.hash = last_hash = event_hash(event, keys)
+        # Moved in the session as the statement below moves the row, without the ORM
+        # writing the row a second time.
+        set_committed_value(head, "seq", seq)
+        set_committed_value(head, "hash", last_hash)
+        heads.append(head)
+    _write_sealed(session, pending, heads)
 
 
-def _insert_events(session: Session, events: list[AuditEvent]) -> None:
-    """Write sealed events in one statement. The returned :class:`AuditEvent` objects stay
-    outside the session: nothing reads an event back but through a query."""
+def _write_sealed(session: Session, events: list[AuditEvent], heads: list[AuditHead]) -> None:
+    """Write sealed events and move their shops' heads in one statement. The returned
+    :class:`AuditEvent` objects stay outside the session: nothing reads an event back but
+    through a query."""
+    moved = [{"shop_id": h.shop_id, "seq": h.seq, "hash": h.hash} for h in heads]
     if session.get_bind().dialect.name == "postgresql":
         rows = [{name: _as_json(getattr(e, name)) for name in _EVENT_COLUMNS} for e in events]
-        session.execute(_INSERT_FROM_JSON, {"events": rows})
-    else:  # SQLite (the demo) has no json_to_recordset; one executemany
+        session.execute(
+            _WRITE_FROM_JSON,
+            {"events": rows, "heads": [{k: _as_json(v) for k, v in h.items()} for h in moved]},
+        )
+    else:  # SQLite (the demo) has no json_to_recordset: an executemany for each table
         rows = [{name: getattr(e, name) for name in _EVENT_COLUMNS} for e in events]
         session.execute(insert(_EVENTS_TABLE), rows)
+        session.execute(_MOVE_HEAD, [{f"head_{k}": v for k, v in h.items()} for h in moved])
 
 
 def _as_json(value: Any) -> Any:
@@ -323,30 +337,46 @@ _EVENTS_TABLE = cast(Table, AuditEvent.__table__)
 _EVENT_COLUMNS = tuple(col.name for col in _EVENTS_TABLE.columns if col.name != "id")
 
 
-def _insert_from_json() -> Insert:
-    """PostgreSQL's insert of any number of events, handed over as one JSON array of rows
-    (``json_to_recordset``). Its text is the same for one event or ten, so psycopg and the
-    server parse it once and it is prepared; a multi-row ``VALUES`` list is a new statement
-    for every count of events (and past 50 parameters psycopg no longer caches its
-    parsing), and one array per column costs psycopg an escape of every element."""
-    table = _EVENTS_TABLE
-    # The shop's column is typed by hand: see _LOCKED_HEAD.
-    rows = (
-        func.json_to_recordset(bindparam("events", type_=JSON))
-        .table_valued(
-            *(
-                column(name, Uuid() if name == "shop_id" else table.c[name].type)
-                for name in _EVENT_COLUMNS
-            )
-        )
-        .render_derived(name="events", with_types=True)
-    )
-    return insert(table).from_select(
-        list(_EVENT_COLUMNS), select(*(rows.c[name] for name in _EVENT_COLUMNS))
+def _from_json(name: str, table: Table, columns: Sequence[str]) -> Any:
+    """Rows handed over as one JSON array (``json_to_recordset``), typed as ``table``'s
+    columns. The shop's column is typed by hand: see _LOCKED_HEAD."""
+    return (
+        func.json_to_recordset(bindparam(name, type_=JSON))
+        .table_valued(*(column(c, Uuid() if c == "shop_id" else table.c[c].type) for c in columns))
+        .render_derived(name=name, with_types=True)
     )
 
 
-_INSERT_FROM_JSON = _insert_from_json()
+def _write_from_json() -> Insert:
+    """PostgreSQL's write of any number of events and heads: the heads' update runs as a
+    data-modifying ``WITH`` beside the insert, in the same round trip. Events and heads
+    are handed over as JSON arrays of rows, so the statement's text is the same for one
+    event or ten, and psycopg and the server parse it once and prepare it; a multi-row
+    ``VALUES`` list is a new statement for every count of events (and past 50 parameters
+    psycopg no longer caches its parsing), and one array per column costs psycopg an
+    escape of every element."""
+    events = _from_json("events", _EVENTS_TABLE, _EVENT_COLUMNS)
+    heads = _from_json("heads", _HEADS_TABLE, ("shop_id", "seq", "hash"))
+    move_heads = (
+        update(_HEADS_TABLE)
+        .where(_HEADS_TABLE.c.shop_id == heads.c.shop_id)
+        .values(seq=heads.c.seq, hash=heads.c.hash)
+        .cte("moved_heads")
+    )
+    return (
+        insert(_EVENTS_TABLE)
+        .from_select(list(_EVENT_COLUMNS), select(*(events.c[c] for c in _EVENT_COLUMNS)))
+        .add_cte(move_heads)
+    )
+
+
+_HEADS_TABLE = cast(Table, AuditHead.__table__)
+_WRITE_FROM_JSON = _write_from_json()
+_MOVE_HEAD = (
+    update(_HEADS_TABLE)
+    .where(_HEADS_TABLE.c.shop_id == bindparam("head_shop_id", type_=Uuid))
+    .values(seq=bindparam("head_seq"), hash=bindparam("head_hash"))
+)
 
 
 # What the session's transaction recorded and has not sealed yet, and where each open

@@ -125,9 +125,13 @@ def csp_nonce() -> str:
 
 
 def refuse_if_over_token_limit(*, shop_id: uuid.UUID | None) -> None:
-    for item, keys in _refused_token_limits(shop_id):
-        if not limiter.limiter.test(item, *keys):
-            raise TooManyAttempts(_seconds_until_reset(item, keys))
+    """Before the token is read (``shop_id`` None), the caller's limit; once it names its
+    shop, that shop's. Each limit is read once a request: the caller's has been tested
+    already when the shop's is."""
+    limits = _refused_token_limits(shop_id)
+    item, keys = limits[-1]
+    if not limiter.limiter.test(item, *keys):
+        raise TooManyAttempts(_seconds_until_reset(item, keys))
 
 
 def count_refused_token(*, shop_id: uuid.UUID | None) -> None:
