@@ -48,6 +48,9 @@ class Proposal(Base):
     money_ref: Mapped[str | None] = mapped_column(String(255))
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     reason: Mapped[str | None] = mapped_column(Text)
+    # Why a person rejected it, in their words: kept here, where an erasure reaches them,
+    # not in the audit chain, which is never erased and records only who and when.
+    rejection_reason: Mapped[str | None] = mapped_column(Text)
     proposed_by: Mapped[str] = mapped_column(String(255))
     # Every edit bumps the revision and the digest; approvals of older digests are void.
     revision: Mapped[int] = mapped_column(Integer, default=1)

@@ -270,14 +270,9 @@ def reject_proposal(
             code=f"proposal_{proposal.status}",
         )
     _void_approvals(session, proposal, said("the proposal was rejected"), now)
+    proposal.rejection_reason = reason
     move_proposal(
-        session,
-        proposal,
-        ProposalStatus.REJECTED,
-        event="proposal.rejected",
-        actor=actor,
-        now=now,
-        data={"reason": reason},
+        session, proposal, ProposalStatus.REJECTED, event="proposal.rejected", actor=actor, now=now
     )
     return proposal
 

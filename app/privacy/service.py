@@ -28,8 +28,9 @@ Where a customer's personal data lives in Caseward, and what erasure does to it:
   ``{"erased": true}``. Gorgias calls hold only ticket and message ids (their job reads
   the ticket id) and agents' commands the agent's email: neither names the customer.
 - ``data_exports``: earlier exports of their data are deleted.
-- ``proposals`` of those cases: the free-text reason (a person's or the drafter's, which
-  may repeat the customer's words) becomes :data:`ERASED`. Their parameters stay, as the
+- ``proposals`` of those cases: the free-text reasons (a person's or the drafter's for
+  proposing, a person's for rejecting, which may repeat the customer's words) become
+  :data:`ERASED`. Their parameters stay, as the
   action's copy of them does: they are what was reviewed and sent under the action's
   idempotency key, and a resend with other parameters would be refused.
 - Orders, actions and attempts hold no personal data (amounts, currencies, provider ids,
@@ -232,11 +233,12 @@ def _blank(
         .where(cases)
         .values(subject=ERASED, request_text=ERASED, updated_at=Case.updated_at)
     )
-    session.execute(
-        update(Proposal)
-        .where(Proposal.case_id.in_(case_ids), Proposal.reason.is_not(None))
-        .values(reason=ERASED, updated_at=Proposal.updated_at)
-    )
+    for words in (Proposal.reason, Proposal.rejection_reason):
+        session.execute(
+            update(Proposal)
+            .where(Proposal.case_id.in_(case_ids), words.is_not(None))
+            .values({words: ERASED, Proposal.updated_at: Proposal.updated_at})
+        )
     # An agent's draft has no summary and the drafter's no reply: those stay empty.
     session.execute(
         update(CaseDraftRecord)

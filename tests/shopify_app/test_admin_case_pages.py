@@ -467,8 +467,16 @@ def test_a_rejection_from_the_page_is_recorded_with_its_reason(
     answer = api(client, linen.shop, APPROVER, "POST", url[1], {"reason": "Already refunded"})
 
     assert answer.status_code == 200
+    assert answer.get_json()["proposal"]["rejection_reason"] == "Already refunded"
     proposal = session.get(Proposal, linen.proposal_id)
     assert proposal is not None and proposal.status == ProposalStatus.REJECTED
+    page = text_of(open_page(client, linen.shop, APPROVER, f"/app/cases/{linen.case_id}"))
+    assert "Why it was rejected: Already refunded" in page
+    # The audit chain, which no erasure reaches, records who rejected it, not their words.
+    rejected = session.scalars(
+        select(AuditEvent).where(AuditEvent.kind == "proposal.rejected")
+    ).one()
+    assert rejected.actor == APPROVER and "Already refunded" not in str(rejected.data)
 
 
 def test_another_shops_staff_find_nothing_of_this_shop(

@@ -88,8 +88,9 @@ def linen(session: Session, settings: Settings) -> Shop:
                 currency="usd",
                 params={"notify": False},
                 reason=f"{subject}: {text}",
+                rejection_reason=f"{subject} was {text.lower()} already",
                 proposed_by="1001",
-                status="awaiting_approval",
+                status="rejected",
                 verdict={},
                 policy_version=1,
                 digest="0" * 64,
@@ -174,10 +175,10 @@ def test_erasing_a_customer_keeps_the_books_and_the_chain_and_nothing_names_them
     cases = {c.customer_id: c for c in session.scalars(select(Case))}
     assert (cases[maya.id].subject, cases[maya.id].request_text) == (ERASED, ERASED)
     assert "Sam's mug" in {c.subject for c in cases.values()}  # others untouched
-    # A proposal's reason may repeat the customer's words: erased with their case.
-    reasons = {p.case_id: p.reason for p in session.scalars(select(Proposal))}
-    assert reasons[cases[maya.id].id] == ERASED
-    assert "Sam's mug: Chipped" in reasons.values()
+    # A proposal's reasons may repeat the customer's words: erased with their case.
+    reasons = {p.case_id: (p.reason, p.rejection_reason) for p in session.scalars(select(Proposal))}
+    assert reasons[cases[maya.id].id] == (ERASED, ERASED)
+    assert ("Sam's mug: Chipped", "Sam's mug was chipped already") in reasons.values()
     order = session.scalars(select(Order)).one()
     assert (order.name, order.total, order.currency) == ("#1001", 4800, "usd")  # the books
     payloads = json.dumps([e.payload for e in session.scalars(select(ProviderEvent))])

@@ -398,6 +398,10 @@ _PROPOSAL = _object(
         "line_items": {"type": "array"},
         "params": {"type": "object"},
         "reason": _OPTIONAL_TEXT,
+        "rejection_reason": {
+            "type": ["string", "null"],
+            "description": "why a person rejected it, in their words",
+        },
         "proposed_by": {"type": "string"},
         "proposed_by_agent": _nullable(
             _object({"id": _UUID, "name": {"type": "string"}}, ("id", "name"))

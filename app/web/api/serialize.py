@@ -44,6 +44,7 @@ def proposal_json(
         "line_items": proposal.line_items,
         "params": proposal.params,
         "reason": proposal.reason,
+        "rejection_reason": proposal.rejection_reason,
         "proposed_by": proposal.proposed_by,
         "proposed_by_agent": {"id": str(agent.id), "name": agent.name} if agent else None,
         "approvals_required": proposal.approvals_required,
