@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -51,6 +51,7 @@ from app.shops.models import Shop
 from integrations.provider import (
     ProviderAdapter,
 )
+from integrations.sandbox_kit import Fault
 from integrations.stripe.sandbox import RateLimits, StripeSandbox
 
 
@@ -80,6 +81,31 @@ def _unknown_action(
     action_id = uuid.UUID(approve(approver, proposal))
     assert execute_action(ctx, action_id) == "unknown"
     return action_id
+
+
+def _executed_around_a_hold(
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    action_id: uuid.UUID,
+    hold: Fault,
+    meanwhile: Callable[[], object],
+) -> str:
+    """Execute the action while one of its requests is held inside Stripe: once it is
+    waiting there, ``meanwhile`` runs, then the request goes on. Returns the status."""
+    outcome: list[str] = []
+    worker = threading.Thread(target=lambda: outcome.append(execute_action(ctx, action_id)))
+    worker.start()
+    try:
+        wait_for(
+            lambda: any(h.id == hold.id and h.waiting for h in sandbox.holds()),
+            what="our request held inside Stripe",
+        )
+        meanwhile()
+    finally:
+        sandbox.release_hold(hold.id)
+        worker.join(timeout=30)
+    [status] = outcome
+    return status
 
 
 def _action(session: Session, action_id: uuid.UUID) -> Action:
@@ -558,22 +584,16 @@ def test_a_refund_stripe_refuses_at_the_send_is_rejected_on_the_record(
     action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
     hold = sandbox.arm_fault("hold", method="POST", path="/v1/refunds", account=account.id)
     moment = utcnow()
-    outcome: list[str] = []
-    worker = threading.Thread(
-        target=lambda: outcome.append(execute_action(_pinned(ctx, moment), action_id))
-    )
-    worker.start()
-    try:
-        wait_for(
-            lambda: any(h.id == hold.id and h.waiting for h in sandbox.holds()),
-            what="our refund held inside Stripe",
-        )
-        direct_refund(account, linen.payment_intent_id, 6000)
-    finally:
-        sandbox.release_hold(hold.id)
-        worker.join(timeout=30)
 
-    assert outcome == ["rejected"]
+    outcome = _executed_around_a_hold(
+        sandbox,
+        _pinned(ctx, moment),
+        action_id,
+        hold,
+        lambda: direct_refund(account, linen.payment_intent_id, 6000),
+    )
+
+    assert outcome == "rejected"
     action = action_json(approver, str(action_id))
     assert [(a["purpose"], a["outcome"]) for a in action["attempts"]] == [("submit", "rejected")]
     assert "greater than unrefunded amount" in action["status_reason"]
@@ -962,6 +982,39 @@ def test_a_key_stripe_no_longer_knows_stops_the_first_send_in_front_of_a_person(
     assert "connect Stripe again" in action["status_reason"]
     assert "RevokedKeyRevokedKey" not in action["status_reason"]
     assert action["attempts"] == []
+    assert refunds_of_action(account, str(action_id)) == []
+
+
+def test_a_key_revoked_between_the_read_and_the_send_stops_the_action_unsent(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    settings: Settings,
+    session: Session,
+) -> None:
+    """The merchant rolls the shop's key at Stripe while our checks read the payment: the
+    refund is refused (401) before Stripe does anything with it, so the action ends
+    ``cannot_run`` in front of a person, saying it was not sent, not ``rejected`` and not
+    queued again to fail the same way."""
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    connection = session.get_one(Connection, linen.connection_id)
+    key = secret_box(settings).decrypt(connection.encrypted_secret)
+    hold = sandbox.arm_fault("hold", method="GET", path="/v1/payment_intents/*", account=account.id)
+
+    outcome = _executed_around_a_hold(
+        sandbox, ctx, action_id, hold, lambda: sandbox.revoke_key(key)
+    )
+
+    assert outcome == "cannot_run"
+    action = action_json(approver, str(action_id))
+    assert [(a["purpose"], a["outcome"]) for a in action["attempts"]] == [("submit", "rejected")]
+    assert "no longer accepts the key rk_" in action["status_reason"]
+    assert key[12:] not in action["status_reason"]
+    stopped = _last_event(session, action_id, "action.cannot_run")
+    assert stopped.data["reason"].startswith("the action was not sent: Stripe no longer accepts")
+    assert "connect Stripe again" in stopped.data["reason"]
     assert refunds_of_action(account, str(action_id)) == []
 
 

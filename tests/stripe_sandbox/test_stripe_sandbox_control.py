@@ -57,16 +57,21 @@ def test_balance_refund_mode_clock_and_due_work(
     )
 
 
-def test_restricted_keys_latency_snapshot_and_reset(
-    server: SandboxHandle, account: AccountKeys, tmp_path: Path
-) -> None:
+def _refunds_reader(server: SandboxHandle, account: AccountKeys) -> str:
+    """A restricted key of ``account`` that may read refunds, minted through the control."""
     minted = _control(
         server,
         "POST",
         f"/accounts/{account.id}/restricted_keys",
         {"permissions": {"refunds": "read"}},
     )
-    key = minted.json()["key"]
+    return str(minted.json()["key"])
+
+
+def test_restricted_keys_latency_snapshot_and_reset(
+    server: SandboxHandle, account: AccountKeys, tmp_path: Path
+) -> None:
+    key = _refunds_reader(server, account)
     assert raw(server.url, "GET", "/v1/refunds", key).status_code == 200
     assert raw(server.url, "POST", "/v1/customers", key).status_code == 403
     assert _control(server, "POST", "/latency", {"ms": 0}).status_code == 200
@@ -75,6 +80,21 @@ def test_restricted_keys_latency_snapshot_and_reset(
     assert _control(server, "POST", "/reset").json() == {"ok": True}
     assert raw(server.url, "GET", "/v1/refunds", key).status_code == 401
     assert _control(server, "GET", "/nowhere").status_code == 404
+
+
+def test_a_revoked_key_is_refused_from_its_next_request_on(
+    server: SandboxHandle, account: AccountKeys
+) -> None:
+    key = _refunds_reader(server, account)
+    assert raw(server.url, "GET", "/v1/refunds", key).status_code == 200
+
+    assert _control(server, "POST", "/keys/revoke", {"key": key}).status_code == 200
+
+    refused = raw(server.url, "GET", "/v1/refunds", key)
+    assert refused.status_code == 401
+    assert refused.json()["error"]["message"].startswith("Invalid API Key provided: rk_test_")
+    assert raw(server.url, "GET", "/v1/refunds", account.secret_key).status_code == 200
+    assert _control(server, "POST", "/keys/revoke", {"key": key}).status_code == 404
 
 
 def test_invalid_fault_header_is_a_400(url: str, account: AccountKeys) -> None:

@@ -52,6 +52,7 @@ class Control:
                 )
             ),
         )
+        add("POST", "/_sandbox/keys/revoke", self._revoke_key)
         add(
             "POST",
             "/_sandbox/accounts/{account}/balance",
@@ -114,6 +115,11 @@ class Control:
             api_version=body.get("api_version"),
             account_id=body.get("id"),
         ).to_json()
+
+    def _revoke_key(self, body: JSON, _path: dict[str, str]) -> JSON:
+        # The key comes in the body: in the path it would be in access logs.
+        self.sandbox.revoke_key(str(body["key"]))
+        return {"revoked": True}
 
     def handle(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Response:
         """Serve one control request."""

@@ -245,6 +245,14 @@ class StripeSandbox(SandboxBase):
             self.store.dirty = True
             return RestrictedKey(api_key.secret, dict(api_key.permissions), livemode)
 
+    def revoke_key(self, secret: str) -> None:
+        """Delete a key, as rolling or deleting it in the dashboard does: from the next
+        request on, Stripe answers 401 to it, however many requests it authenticated."""
+        with self.store.lock:
+            if self.store.keys.pop(secret, None) is None:
+                raise KeyError("no such key")
+            self.store.dirty = True
+
     def _account(self, account_id: str) -> Account:
         account = self.store.accounts.get(account_id)
         if account is None:
