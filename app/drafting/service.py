@@ -12,7 +12,9 @@ The sequence (the job in :mod:`app.drafting.jobs` runs it for the newest custome
    - a proposed step becomes an exact proposal (:mod:`app.drafting.proposals` sets the
      amount from the order's paid lines) through the same
      :func:`~app.approvals.service.create_proposal` as staff's, unless the customer is
-     unverified, a proposal is already open, or the step does not fit the facts;
+     unverified, a proposal is already open, or the step does not fit the facts; store
+     credit or a discount for a customer Shopify does not hold names their Stripe
+     account, linked by their verified email first when it is not yet;
    - "needs a person" puts the case in front of a named person;
    - the reply is checked against what the provider has reported
      (:func:`~app.conversations.replies.check_reply`); a reply that claims more is
@@ -41,6 +43,7 @@ from app.agents.models import AgentCredential
 from app.agents.service import agent_actor
 from app.approvals.models import Proposal, ProposalStatus
 from app.approvals.service import ProposalResult, create_proposal
+from app.cases.customer_link import link_customer
 from app.cases.models import Case, CaseStatus, Customer, Order
 from app.conversations.linking import Linking, link_order
 from app.conversations.models import Author, Conversation, Message
@@ -72,7 +75,7 @@ from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy
 from app.validation import text
 from app.words import said
-from integrations.provider import ActionKind
+from integrations.provider import ActionKind, CustomerDirectory
 
 NEUTRAL_REPLY = (
     "Thanks for your message. We are looking into it and will reply here as soon as we can."
@@ -240,7 +243,16 @@ def apply_draft(
     if draft.proposal is not None:
         # Choices are put to a customer in the chat; an agent gets the refund to review.
         offer = (
-            _offer(session, shop=shop, conversation=conversation, brief=brief, step=draft.proposal)
+            _offer(
+                session,
+                shop=shop,
+                case=case,
+                conversation=conversation,
+                brief=brief,
+                step=draft.proposal,
+                adapters=adapters,
+                now=now,
+            )
             if reply_to_customer
             else None
         )
@@ -306,9 +318,12 @@ def _exact_draft(
     session: Session,
     *,
     shop: Shop,
+    case: Case,
     conversation: Conversation,
     brief: CaseBrief,
     step: StepProposal,
+    adapters: AdapterFactory,
+    now: datetime,
 ) -> Draft:
     """The exact proposal ``step`` names for this conversation's customer; raises
     :class:`StepRefused` saying why there is none."""
@@ -325,14 +340,47 @@ def _exact_draft(
     customer = session.get(Customer, conversation.customer_id)
     if order is None or customer is None:
         raise StepRefused(f"order {step.order} is not this customer's")
+    shopify_connected = _shopify_connected(session, shop)
+    if (
+        step.kind in _TO_THE_CUSTOMERS_ACCOUNT
+        and not (shopify_connected and customer.shopify_customer_id)
+        and customer.stripe_customer_id is None
+    ):
+        _link_at_stripe(session, shop=shop, case=case, adapters=adapters, now=now)
     policy = current_policy(session, shop.id)
     return draft_for(
         step,
         order=order,
         customer=customer,
-        shopify_connected=_shopify_connected(session, shop),
+        shopify_connected=shopify_connected,
         credit_bonus_percent=policy.store_credit_bonus_percent or 0,
     )
+
+
+# Steps that go to the customer's own account, not back to a payment.
+_TO_THE_CUSTOMERS_ACCOUNT = (ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT)
+
+
+def _link_at_stripe(
+    session: Session, *, shop: Shop, case: Case, adapters: AdapterFactory, now: datetime
+) -> None:
+    """Store credit or a discount for a customer Shopify does not hold goes to their
+    account at Stripe, which the draft names: a customer not linked yet is linked by
+    their verified email first, as a person's proposal links them
+    (:func:`app.cases.customer_link.link_customer`); raises :class:`StepRefused` saying
+    why when that links no one."""
+    try:
+        adapter = adapters(session, shop.id, "stripe")
+    except CasewardError as error:
+        raise StepRefused(error.message) from error
+    if not isinstance(adapter, CustomerDirectory):
+        return
+    lookup = link_customer(
+        session, case=case, provider="stripe", directory=adapter, actor=DRAFTER, now=now
+    )
+    why = lookup.why_unlinked()
+    if why is not None:
+        raise StepRefused(str(why))
 
 
 def _propose(
@@ -349,7 +397,16 @@ def _propose(
 ) -> tuple[ProposalResult | None, str | None]:
     """``step`` as a proposal through the same checks as anyone's, or why it was not."""
     try:
-        draft = _exact_draft(session, shop=shop, conversation=conversation, brief=brief, step=step)
+        draft = _exact_draft(
+            session,
+            shop=shop,
+            case=case,
+            conversation=conversation,
+            brief=brief,
+            step=step,
+            adapters=adapters,
+            now=now,
+        )
         adapter = adapters(session, shop.id, draft.provider)
         result = create_proposal(
             session,
@@ -378,9 +435,12 @@ def _offer(
     session: Session,
     *,
     shop: Shop,
+    case: Case,
     conversation: Conversation,
     brief: CaseBrief,
     step: StepProposal,
+    adapters: AdapterFactory,
+    now: datetime,
 ) -> tuple[str, list[Money]] | None:
     """Where the shop's policy offers more than the refund asked for (store credit with
     its bonus, a discount on a replacement): the offer to put to the customer and the
@@ -397,9 +457,12 @@ def _offer(
                 _exact_draft(
                     session,
                     shop=shop,
+                    case=case,
                     conversation=conversation,
                     brief=brief,
                     step=replace(step, kind=offer.kind),
+                    adapters=adapters,
+                    now=now,
                 ),
             )
             for offer in choices

@@ -16,7 +16,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from storefront_support import APP_SECRET, CLIENT_ID, Shopper, newest_code
 
-from app.cases.models import Case
+from app.audit import AuditEvent
+from app.cases.models import Case, Customer
 from app.conversations.models import Conversation, Message
 from app.crypto import secret_box
 from app.demo import APPROVER, OWNER, SHOP_DOMAIN, LinenShop, seed_linen_shop
@@ -236,6 +237,42 @@ def test_store_credit_offered_by_the_policy_becomes_the_proposal_the_shopper_cho
     # Choosing again offers nothing: the choice was made once.
     again = shopper.post("/chat/choices", {"choice": "refund"})
     assert again.status_code == 400 and again.get_json()["error"]["field"] == "choice"
+
+
+def test_store_credit_for_a_customer_not_yet_linked_at_stripe_links_them_by_their_email(
+    linen: LinenShop,
+    shopper: Shopper,
+    outbox: Outbox,
+    owner: Staff,
+    approver: Staff,
+    session: Session,
+    worker: WorkerProcess,
+) -> None:
+    """The shop's customer has never had a Stripe action: Caseward does not know their
+    Stripe account yet. Once the shopper has proved their email, the credit is offered
+    and proposed to the one Stripe customer with that email, and the link is audited."""
+    maya = session.scalars(select(Customer).where(Customer.email == "maya@example.com")).one()
+    maya.stripe_customer_id = None
+    session.commit()
+    saved = owner.put("/api/shop/policy", {"rules": {"store_credit_bonus_percent": 10}})
+    assert saved.status_code == 200, saved.get_json()
+    _ask_and_verify(shopper, outbox)
+
+    offer = _shop_replies(shopper, 2)[-1]
+    assert "$52.80 in store credit" in offer
+    chosen = shopper.post("/chat/choices", {"choice": "store_credit"})
+
+    assert "prepared store credit of $52.80" in chosen.get_json()["messages"][-1]["text"]
+    [proposal] = approver.get(f"/api/cases/{_drafted_case(approver, linen)}").get_json()[
+        "proposals"
+    ]
+    assert (proposal["kind"], proposal["provider"]) == ("customer_credit", "stripe")
+    assert proposal["target"] == linen.customer_id
+    assert proposal["status"] == "awaiting_approval"
+    session.expire_all()
+    assert session.get_one(Customer, maya.id).stripe_customer_id == linen.customer_id
+    [linked] = session.scalars(select(AuditEvent).where(AuditEvent.kind == "customer.linked")).all()
+    assert linked.actor == "system:drafter" and "maya" not in str(linked.data).lower()
 
 
 def test_a_shopper_asking_for_a_person_is_told_when_to_expect_an_answer(
