@@ -5,7 +5,8 @@ Money reaches only the case's customer as the provider knows them
 (``Customer.identity_at``: ``stripe_customer_id``, ``merchant_customer_id``; the guard
 denies when it is missing). The provider's ids are its own, so the link is made by the one
 thing both sides hold, the customer's email, and only when a proposal for that provider is
-made or edited (:mod:`app.approvals.service`), never in the worker. The sequence of
+made or edited (:mod:`app.approvals.service`), or drafted to name the customer's account
+(store credit, a discount: :mod:`app.drafting.service`), never in the worker. The sequence of
 :func:`link_customer`:
 
 1. nothing is asked when the case has no customer, the customer already has an id at
