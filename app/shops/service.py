@@ -113,7 +113,13 @@ def shop_and_member(
     session: Session, shop_id: uuid.UUID, user_id: str
 ) -> tuple[Shop | None, StaffMember | None]:
     """The shop and the person's membership in it, in one round trip (every staff request
-    reads both); the membership is then known to :func:`staff_member` as if it had read it."""
+    reads both), or none when the request's credential was read with them
+    (:func:`known_with_credential`); the membership is then known to :func:`staff_member`
+    as if it had read it."""
+    known: dict[tuple[uuid.UUID, str], tuple[Shop, StaffMember]]
+    known = session.info.get(_READ_WITH_CREDENTIAL, {})
+    if (shop_id, user_id) in known and known[shop_id, user_id][1] not in session.deleted:
+        return known[shop_id, user_id]
     row = session.execute(
         select(Shop, StaffMember)
         .outerjoin(
@@ -128,6 +134,19 @@ def shop_and_member(
     return shop, member
 
 
+def known_with_credential(
+    session: Session, shop: Shop, user_id: str, member: StaffMember | None
+) -> None:
+    """A credential's read brought its shop and the person's membership with it (outer
+    joins on the credential's row): kept with the session, :func:`shop_and_member` and
+    :func:`staff_member` read neither again. Someone without a role is read again."""
+    if member is None:
+        return
+    _remember(session, shop.id, user_id, member)
+    # Held here: the session's identity map keeps only what something references.
+    session.info.setdefault(_READ_WITH_CREDENTIAL, {})[(shop.id, user_id)] = (shop, member)
+
+
 def _remember(
     session: Session, shop_id: uuid.UUID, user_id: str, member: StaffMember | None
 ) -> None:
@@ -137,6 +156,7 @@ def _remember(
 
 
 _MEMBER_IDS = "caseward.staff_member_ids"
+_READ_WITH_CREDENTIAL = "caseward.read_with_credential"
 
 
 def require_role(

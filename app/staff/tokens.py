@@ -16,14 +16,14 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import and_, bindparam, select
 from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import Actor, ActorKind
 from app.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
-from app.shops.models import Shop, StaffRole
-from app.shops.service import require_role, staff_member
+from app.shops.models import Shop, StaffMember, StaffRole
+from app.shops.service import known_with_credential, require_role, staff_member
 from app.staff.models import StaffToken
 from app.words import Sentence, said
 
@@ -146,11 +146,14 @@ def authenticate_token(session: Session, secret: str, *, now: datetime) -> Staff
     if not secret.startswith(TOKEN_PREFIX):
         raise TokenRefused(said("a valid staff token is required"))
     digest = token_hash(secret)
-    row = session.scalars(select(StaffToken).where(StaffToken.token_hash == digest)).one_or_none()
+    found = session.execute(_TOKEN_WITH_SHOP_AND_MEMBER, {"token_hash": digest}).first()
+    row, member, shop = found if found is not None else (None, None, None)
     # The lookup is by hash, so the database never compares the secret itself; the
     # comparison here is constant-time all the same.
     if row is None or not hmac.compare_digest(row.token_hash, digest):
         raise TokenRefused(said("a valid staff token is required"))
+    if shop is not None:
+        known_with_credential(session, shop, row.user_id, member)
     if row.revoked_at is not None:
         raise TokenRefused(said("this staff token has been revoked"), row.shop_id, row.user_id)
     if row.expires_at <= now:
@@ -158,6 +161,20 @@ def authenticate_token(session: Session, secret: str, *, now: datetime) -> Staff
     if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:
         row.last_used_at = now
     return row
+
+
+# Built once, at import, as every staff API request runs it: the token with its shop and
+# the person's membership, which the request reads next (``shop_and_member``), in one round
+# trip.
+_TOKEN_WITH_SHOP_AND_MEMBER = (
+    select(StaffToken, StaffMember, Shop)
+    .outerjoin(Shop, Shop.id == StaffToken.shop_id)
+    .outerjoin(
+        StaffMember,
+        and_(StaffMember.shop_id == StaffToken.shop_id, StaffMember.user_id == StaffToken.user_id),
+    )
+    .where(StaffToken.token_hash == bindparam("token_hash"))
+)
 
 
 def live_token(session: Session, token_id: uuid.UUID, *, now: datetime) -> StaffToken | None:
