@@ -541,17 +541,19 @@ def _create_action(
 
 
 def _valid_approvals(session: Session, proposal: Proposal, now: datetime) -> list[Approval]:
-    return list(
-        session.scalars(
-            select(Approval).where(
-                Approval.proposal_id == proposal.id,
-                Approval.digest == proposal.digest,
-                Approval.voided_at.is_(None),
-                Approval.consumed_by_action.is_(None),
-                Approval.expires_at > now,
-            )
-        )
-    )
+    params = {"proposal_id": proposal.id, "digest": proposal.digest, "now": now}
+    return list(session.scalars(_VALID_APPROVALS, params))
+
+
+# Built once, at import, as every approval runs it; the proposal's parameter is typed by
+# hand, as in _LOCKED_FOR_APPROVAL.
+_VALID_APPROVALS = select(Approval).where(
+    Approval.proposal_id == bindparam("proposal_id", type_=Uuid),
+    Approval.digest == bindparam("digest"),
+    Approval.voided_at.is_(None),
+    Approval.consumed_by_action.is_(None),
+    Approval.expires_at > bindparam("now"),
+)
 
 
 def _void_approvals(session: Session, proposal: Proposal, reason: Sentence, now: datetime) -> None:
