@@ -34,8 +34,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import Uuid, bindparam, select, update
+from sqlalchemy import CursorResult, Uuid, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import WORKER
@@ -398,12 +399,15 @@ def _record(
     assert locked is not None
     ended = _AttemptEnd()
     status, resend_in = _settle(ctx, session, locked.action, attempt, ended, answer, error, now)
-    session.execute(
-        update(ActionAttempt)
-        .where(ActionAttempt.action_id == action_id, ActionAttempt.number == attempt.number)
-        .values(finished_at=now, **asdict(ended))
-        .execution_options(synchronize_session=False)
-    )
+    ending = {"finished_at": now, **asdict(ended)}
+    params = {"of_action": action_id, "of_number": attempt.number}
+    params |= {f"end_{name}": value for name, value in ending.items()}
+    result = cast(CursorResult[Any], session.execute(_END_ATTEMPT, params))
+    if result.rowcount != 1:
+        # The row was written with the send's mark, under the action's lock: without it
+        # the answer has no attempt to go on. The job fails, nothing of it is kept, and
+        # the sweeper looks the action up at the provider.
+        raise RuntimeError(f"action {action_id} has no attempt {attempt.number} to end")
     return status, resend_in
 
 
@@ -656,6 +660,24 @@ def _locked_for_answer(session: Session, action_id: uuid.UUID) -> _LockedForAnsw
     answer needs neither the proposal, the customer nor the policy that the checks read."""
     row = session.execute(_LOCKED_FOR_ANSWER, {"action_id": action_id}).first()
     return None if row is None else _LockedForAnswer(*row)
+
+
+# Built once, at import, as every answer is recorded with it (typed by hand as
+# _LOCKED_ACTION's parameter is); not read back, so the session keeps no stale copy.
+_END_ATTEMPT = (
+    update(ActionAttempt)
+    .where(
+        ActionAttempt.action_id == bindparam("of_action", type_=Uuid),
+        ActionAttempt.number == bindparam("of_number"),
+    )
+    .values(
+        {
+            name: bindparam(f"end_{name}")
+            for name in ("finished_at", *_AttemptEnd.__dataclass_fields__)
+        }
+    )
+    .execution_options(synchronize_session=False)
+)
 
 
 def _new_attempt(session: Session, action: Action, purpose: str, now: datetime) -> ActionAttempt:

@@ -29,7 +29,8 @@ from fault_support import (
     writes_used_up,
 )
 from money_path_harness import Account, Staff, unreachable, wait_for, writes_refused
-from sqlalchemy import select
+from rq import Queue
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app.approvals.models import Proposal
@@ -44,7 +45,8 @@ from app.execution.executor import (
     reconcile_action,
     refresh_action,
 )
-from app.execution.models import Action
+from app.execution.models import Action, ActionAttempt
+from app.execution.sweeper import sweep
 from app.migrations import downgrade, upgrade
 from app.settings import Settings
 from app.shops.models import Shop
@@ -91,9 +93,18 @@ def _executed_around_a_hold(
     meanwhile: Callable[[], object],
 ) -> str:
     """Execute the action while one of its requests is held inside Stripe: once it is
-    waiting there, ``meanwhile`` runs, then the request goes on. Returns the status."""
+    waiting there, ``meanwhile`` runs, then the request goes on. Returns the status, or
+    raises what the execution raised."""
     outcome: list[str] = []
-    worker = threading.Thread(target=lambda: outcome.append(execute_action(ctx, action_id)))
+    raised: list[Exception] = []
+
+    def execute() -> None:
+        try:
+            outcome.append(execute_action(ctx, action_id))
+        except Exception as exc:  # handed to the test's thread below
+            raised.append(exc)
+
+    worker = threading.Thread(target=execute)
     worker.start()
     try:
         wait_for(
@@ -104,6 +115,8 @@ def _executed_around_a_hold(
     finally:
         sandbox.release_hold(hold.id)
         worker.join(timeout=30)
+    if raised:
+        raise raised[0]
     [status] = outcome
     return status
 
@@ -604,6 +617,37 @@ def test_a_refund_stripe_refuses_at_the_send_is_rejected_on_the_record(
         f"the provider refused the action: {action['status_reason']}"
     )
     assert refunds_of_action(account, str(action_id)) == []
+
+
+def test_an_answer_whose_attempt_row_is_gone_is_not_recorded_and_is_looked_up_later(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+    queue: Queue,
+    session: Session,
+) -> None:
+    """The attempt row the send was marked with disappears before the answer comes back:
+    the job fails rather than record an answer with no attempt to show for it, and the
+    refund Stripe made is found by the look-up that follows, once."""
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    hold = sandbox.arm_fault("hold", method="POST", path="/v1/refunds", account=account.id)
+
+    def lose_the_attempt() -> None:
+        session.execute(delete(ActionAttempt).where(ActionAttempt.action_id == action_id))
+        session.commit()
+
+    with pytest.raises(RuntimeError, match=f"action {action_id} has no attempt 1 to end"):
+        _executed_around_a_hold(sandbox, ctx, action_id, hold, lose_the_attempt)
+
+    assert _action(session, action_id).status == "submitting"
+    [refund] = refunds_of_action(account, str(action_id))
+    later = utcnow() + timedelta(seconds=ctx.settings.stuck_submission_seconds + 1)
+    assert sweep(_pinned(ctx, later), queue).marked_unknown == [str(action_id)]
+    assert reconcile_action(_pinned(ctx, later), action_id) == "succeeded"
+    assert _action(session, action_id).provider_ref == refund["id"]
+    assert refunds_of_action(account, str(action_id)) == [refund]
 
 
 def test_a_key_stripe_saw_with_other_parameters_goes_to_a_person(
