@@ -9,7 +9,9 @@ The sequence for a queued action (see ARCHITECTURE.md):
    with an attempt row. The idempotency key was stored when the action was made.
 2. Outside any transaction: one provider call with that key.
 3. In a new transaction: lock the action again (read with its case and shop only)
-   and record what the provider answered, or ``unknown``.
+   and record what the provider answered, or ``unknown``, on the action and on the
+   attempt row of step 1 (gone, the job fails and keeps nothing: the action stays
+   ``submitting`` until the sweep has it looked up).
    A request that never reached the provider (a refused connection) or that it
    turned away unprocessed (429) is queued again at once, or after the provider's
    ``Retry-After``, with the same key: no reconciliation delay, nothing to look up.
