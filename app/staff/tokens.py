@@ -152,14 +152,14 @@ def authenticate_token(session: Session, secret: str, *, now: datetime) -> Staff
     # comparison here is constant-time all the same.
     if row is None or not hmac.compare_digest(row.token_hash, digest):
         raise TokenRefused(said("a valid staff token is required"))
-    if shop is not None:
-        known_with_credential(session, shop, row.user_id, member)
     if row.revoked_at is not None:
         raise TokenRefused(said("this staff token has been revoked"), row.shop_id, row.user_id)
     if row.expires_at <= now:
         raise TokenRefused(said("this staff token has expired"), row.shop_id, row.user_id)
     if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:
         row.last_used_at = now
+    if shop is not None:
+        known_with_credential(session, shop, row.user_id, member)
     return row
 
 
