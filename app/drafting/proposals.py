@@ -52,6 +52,19 @@ def picked_lines(order: Order, picks: Sequence[LinePick]) -> list[tuple[dict[str
     return chosen
 
 
+# Steps that go to the customer's own account, not back to a payment.
+TO_THE_CUSTOMERS_ACCOUNT = (ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT)
+
+
+def customer_account(customer: Customer, *, shopify_connected: bool) -> tuple[str, str | None]:
+    """Where store credit or a discount goes: the provider and the customer's own id there
+    (None while Caseward does not know it). Shopify when the shop is connected there and
+    knows the customer, else Stripe."""
+    if shopify_connected and customer.shopify_customer_id:
+        return "shopify", customer.shopify_customer_id
+    return "stripe", customer.stripe_customer_id
+
+
 def draft_for(
     step: StepProposal,
     *,
@@ -95,12 +108,8 @@ def draft_for(
             params={} if through_shopify else {"reason": "requested_by_customer"},
             reason=step.reason,
         )
-    if step.kind in (ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT):
-        provider, target = (
-            ("shopify", customer.shopify_customer_id)
-            if shopify_connected and customer.shopify_customer_id
-            else ("stripe", customer.stripe_customer_id)
-        )
+    if step.kind in TO_THE_CUSTOMERS_ACCOUNT:
+        provider, target = customer_account(customer, shopify_connected=shopify_connected)
         if not target:
             raise StepRefused("the customer has no account to credit")
         if step.kind == ActionKind.DISCOUNT:

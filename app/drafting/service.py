@@ -59,7 +59,12 @@ from app.drafting.brief import (
 )
 from app.drafting.drafters import Drafter, DraftRun
 from app.drafting.models import CaseDraftRecord
-from app.drafting.proposals import StepRefused, draft_for
+from app.drafting.proposals import (
+    TO_THE_CUSTOMERS_ACCOUNT,
+    StepRefused,
+    customer_account,
+    draft_for,
+)
 from app.drafting.result import StepProposal, parse_step, step_dict
 from app.errors import CasewardError, InvalidInput
 from app.evaluation import Draft
@@ -341,11 +346,9 @@ def _exact_draft(
     if order is None or customer is None:
         raise StepRefused(f"order {step.order} is not this customer's")
     shopify_connected = _shopify_connected(session, shop)
-    if (
-        step.kind in _TO_THE_CUSTOMERS_ACCOUNT
-        and not (shopify_connected and customer.shopify_customer_id)
-        and customer.stripe_customer_id is None
-    ):
+    if step.kind in TO_THE_CUSTOMERS_ACCOUNT and customer_account(
+        customer, shopify_connected=shopify_connected
+    ) == ("stripe", None):
         _link_at_stripe(session, shop=shop, case=case, adapters=adapters, now=now)
     policy = current_policy(session, shop.id)
     return draft_for(
@@ -355,10 +358,6 @@ def _exact_draft(
         shopify_connected=shopify_connected,
         credit_bonus_percent=policy.store_credit_bonus_percent or 0,
     )
-
-
-# Steps that go to the customer's own account, not back to a payment.
-_TO_THE_CUSTOMERS_ACCOUNT = (ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT)
 
 
 def _link_at_stripe(
