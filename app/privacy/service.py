@@ -78,6 +78,7 @@ from sqlalchemy import (
     union,
     update,
 )
+from sqlalchemy import case as when_then
 from sqlalchemy.orm import Session
 
 from app import audit
@@ -233,12 +234,19 @@ def _blank(
         .where(cases)
         .values(subject=ERASED, request_text=ERASED, updated_at=Case.updated_at)
     )
-    for words in (Proposal.reason, Proposal.rejection_reason):
-        session.execute(
-            update(Proposal)
-            .where(Proposal.case_id.in_(case_ids), words.is_not(None))
-            .values({words: ERASED, Proposal.updated_at: Proposal.updated_at})
+    # Either reason may be empty: each is blanked only where it holds words.
+    session.execute(
+        update(Proposal)
+        .where(
+            Proposal.case_id.in_(case_ids),
+            or_(Proposal.reason.is_not(None), Proposal.rejection_reason.is_not(None)),
         )
+        .values(
+            reason=when_then((Proposal.reason.is_not(None), ERASED)),
+            rejection_reason=when_then((Proposal.rejection_reason.is_not(None), ERASED)),
+            updated_at=Proposal.updated_at,
+        )
+    )
     # An agent's draft has no summary and the drafter's no reply: those stay empty.
     session.execute(
         update(CaseDraftRecord)

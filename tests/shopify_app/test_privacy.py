@@ -4,6 +4,7 @@ a customer or a whole shop erased, the money facts and the audit chain left whol
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -77,25 +78,27 @@ def linen(session: Session, settings: Settings) -> Shop:
         )
         session.add(case)
         session.flush()
-        session.add(
-            Proposal(
-                shop_id=shop.id,
-                case_id=case.id,
-                kind="refund",
-                provider="shopify",
-                target="gid://shopify/Order/1001",
-                amount=4800,
-                currency="usd",
-                params={"notify": False},
-                reason=f"{subject}: {text}",
-                rejection_reason=f"{subject} was {text.lower()} already",
-                proposed_by="1001",
-                status="rejected",
-                verdict={},
-                policy_version=1,
-                digest="0" * 64,
+        # One proposal with both reasons, one with the rejection's words alone.
+        for reason in (f"{subject}: {text}", None):
+            session.add(
+                Proposal(
+                    shop_id=shop.id,
+                    case_id=case.id,
+                    kind="refund",
+                    provider="shopify",
+                    target="gid://shopify/Order/1001",
+                    amount=4800,
+                    currency="usd",
+                    params={"notify": False},
+                    reason=reason,
+                    rejection_reason=f"{subject} was {text.lower()} already",
+                    proposed_by="1001",
+                    status="rejected",
+                    verdict={},
+                    policy_version=1,
+                    digest="0" * 64,
+                )
             )
-        )
     session.commit()
     return shop
 
@@ -175,10 +178,19 @@ def test_erasing_a_customer_keeps_the_books_and_the_chain_and_nothing_names_them
     cases = {c.customer_id: c for c in session.scalars(select(Case))}
     assert (cases[maya.id].subject, cases[maya.id].request_text) == (ERASED, ERASED)
     assert "Sam's mug" in {c.subject for c in cases.values()}  # others untouched
-    # A proposal's reasons may repeat the customer's words: erased with their case.
-    reasons = {p.case_id: (p.reason, p.rejection_reason) for p in session.scalars(select(Proposal))}
-    assert reasons[cases[maya.id].id] == (ERASED, ERASED)
-    assert ("Sam's mug: Chipped", "Sam's mug was chipped already") in reasons.values()
+    # A proposal's reasons may repeat the customer's words: erased with their case, and
+    # a reason never given stays empty.
+    reasons: dict[uuid.UUID, set[tuple[str | None, str | None]]] = {}
+    for proposal in session.scalars(select(Proposal)):
+        reasons.setdefault(proposal.case_id, set()).add(
+            (proposal.reason, proposal.rejection_reason)
+        )
+    assert reasons[cases[maya.id].id] == {(ERASED, ERASED), (None, ERASED)}
+    [sams] = [reasons[case.id] for case in cases.values() if case.subject == "Sam's mug"]
+    assert sams == {
+        ("Sam's mug: Chipped", "Sam's mug was chipped already"),
+        (None, "Sam's mug was chipped already"),
+    }
     order = session.scalars(select(Order)).one()
     assert (order.name, order.total, order.currency) == ("#1001", 4800, "usd")  # the books
     payloads = json.dumps([e.payload for e in session.scalars(select(ProviderEvent))])
