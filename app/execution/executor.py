@@ -34,7 +34,7 @@ import logging
 import random
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -665,7 +665,9 @@ def _locked_for_answer(session: Session, action_id: uuid.UUID) -> _LockedForAnsw
 
 
 # Built once, at import, as every answer is recorded with it (typed by hand as
-# _LOCKED_ACTION's parameter is); not read back, so the session keeps no stale copy.
+# _LOCKED_ACTION's parameter is); not read back, so the session keeps no stale copy. The
+# parameters are named apart from the columns, whose names SQLAlchemy keeps for itself in
+# an UPDATE.
 _END_ATTEMPT = (
     update(ActionAttempt)
     .where(
@@ -675,7 +677,7 @@ _END_ATTEMPT = (
     .values(
         {
             name: bindparam(f"end_{name}")
-            for name in ("finished_at", *_AttemptEnd.__dataclass_fields__)
+            for name in ("finished_at", *(field.name for field in fields(_AttemptEnd)))
         }
     )
     .execution_options(synchronize_session=False)

@@ -70,8 +70,7 @@ class Reader:
             )
             if intent is None:
                 return PaymentFacts(id=target, exists=False)
-            data = intent
-            charge: JSON = data.get("latest_charge") or {}
+            data, charge = intent, intent.get("latest_charge") or {}
         else:
             found = self._calls.read_or_missing(
                 f"lookup of {target}",
