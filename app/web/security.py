@@ -126,37 +126,27 @@ def csp_nonce() -> str:
 
 def refuse_if_over_token_limit(*, shop_id: uuid.UUID | None) -> None:
     """Before the token is read (``shop_id`` None), the caller's limit; once it names its
-    shop, that shop's. Each limit is read once a request: the caller's has been tested
-    already when the shop's is."""
-    limits = _refused_token_limits(shop_id)
-    item, keys = limits[-1]
+    shop, that shop's: each limit is read once a request."""
+    item, keys = _refused_token_limit(shop_id)
     if not limiter.limiter.test(item, *keys):
         raise TooManyAttempts(_seconds_until_reset(item, keys))
 
 
 def count_refused_token(*, shop_id: uuid.UUID | None) -> None:
-    for item, keys in _refused_token_limits(shop_id):
+    """A refusal counts against the caller and, when the token named one, its shop."""
+    for scope in (None, shop_id) if shop_id is not None else (None,):
+        item, keys = _refused_token_limit(scope)
         limiter.limiter.hit(item, *keys)
 
 
-def _refused_token_limits(
-    shop_id: uuid.UUID | None,
-) -> list[tuple[RateLimitItem, tuple[str, ...]]]:
+def _refused_token_limit(shop_id: uuid.UUID | None) -> tuple[RateLimitItem, tuple[str, ...]]:
+    """The limit and its keys: the calling client's, or ``shop_id``'s."""
     prefix = str(current_app.config["RATELIMIT_KEY_PREFIX"])
-    limits: list[tuple[RateLimitItem, tuple[str, ...]]] = [
-        (
-            parse(current_app.config["CASEWARD_REFUSED_TOKENS_PER_CLIENT"]),
-            (prefix, "refused-token", "client", get_remote_address()),
-        )
-    ]
-    if shop_id is not None:
-        limits.append(
-            (
-                parse(current_app.config["CASEWARD_REFUSED_TOKENS_PER_SHOP"]),
-                (prefix, "refused-token", "shop", str(shop_id)),
-            )
-        )
-    return limits
+    if shop_id is None:
+        per_client = parse(current_app.config["CASEWARD_REFUSED_TOKENS_PER_CLIENT"])
+        return per_client, (prefix, "refused-token", "client", get_remote_address())
+    per_shop = parse(current_app.config["CASEWARD_REFUSED_TOKENS_PER_SHOP"])
+    return per_shop, (prefix, "refused-token", "shop", str(shop_id))
 
 
 def _seconds_until_reset(item: RateLimitItem, keys: tuple[str, ...]) -> int:
