@@ -3,7 +3,8 @@
 The sequence for a queued action (see ARCHITECTURE.md):
 
 1. In one transaction: lock the action (read in one round trip with its shop,
-   proposal, case and the case's customer) and the target, refuse to send if the
+   proposal, case, the case's customer and the shop's connection to the provider,
+   which the adapter is built from) and the target, refuse to send if the
    shop's switches, the approval's expiry, or the digest under today's policy say
    so, re-run the checks on fresh provider facts, then mark it ``submitting``
    with an attempt row. The idempotency key was stored when the action was made.
@@ -38,7 +39,7 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Uuid, bindparam, select, update
+from sqlalchemy import CursorResult, Uuid, and_, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import WORKER
@@ -46,6 +47,7 @@ from app.approvals.digest import digest_of
 from app.approvals.models import Proposal
 from app.approvals.service import reopen_after_expiry
 from app.cases.models import Case, Customer
+from app.connections.models import Connection
 from app.db import locked_row
 from app.errors import CasewardError
 from app.evaluation import Draft, evaluate_draft
@@ -141,7 +143,7 @@ def reconcile_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
             return locked.action.status if locked is not None else "missing"
         action = locked.action
         request = action_request(action)
-        if not _absent_and_resendable(ctx, session, action, request):
+        if not _absent_and_resendable(ctx, session, locked, request):
             return action.status
         prepared = _prepare_send(ctx, session, locked, purpose="resubmit")
         if not isinstance(prepared, tuple):
@@ -150,13 +152,14 @@ def reconcile_action(ctx: ExecutionContext, action_id: uuid.UUID) -> str:
 
 
 def _absent_and_resendable(
-    ctx: ExecutionContext, session: Session, action: Action, request: ActionRequest
+    ctx: ExecutionContext, session: Session, locked: _Locked, request: ActionRequest
 ) -> bool:
     """Look the action up; record what was found. True only when the provider shows no
     effect and the key is still alive, so the same request may go out again."""
     now = ctx.clock()
+    action = locked.action
     try:
-        adapter = ctx.adapters(session, action.shop_id, action.provider)
+        adapter = _adapter(ctx, session, locked)
     except _CANNOT_RUN as exc:
         reason = said("cannot look it up: %(error)s", error=str(exc))
         _stop(session, action, ActionStatus.NEEDS_DECISION, reason, now)
@@ -263,7 +266,7 @@ def _prepare_send(
         return None
     assert proposal is not None
     try:
-        adapter = ctx.adapters(session, action.shop_id, action.provider)
+        adapter = _adapter(ctx, session, locked)
         evaluation = evaluate_draft(
             session,
             shop=shop,
@@ -312,6 +315,11 @@ def _prepare_send(
         data={"attempt": number, "idempotency_key": action.idempotency_key},
     )
     return adapter, _Attempt(number, purpose)
+
+
+def _adapter(ctx: ExecutionContext, session: Session, locked: _Locked) -> ProviderAdapter:
+    action = locked.action
+    return ctx.adapters(session, action.shop_id, action.provider, connection=locked.connection)
 
 
 def _stopped_before_checks(
@@ -601,7 +609,9 @@ class _AttemptEnd:
 class _Locked:
     """An action, row-locked, with what its checks and sending read next. Held here, they
     stay in the session's identity map (which keeps only what is referenced), so
-    ``session.get`` of them, also deeper down (the case's customer), sends no query."""
+    ``session.get`` of them, also deeper down (the case's customer), sends no query. The
+    connection is the shop's to the action's provider (None for Shopify, whose token lives
+    with the install, or when there is none), handed to the adapter factory."""
 
     action: Action
     shop: Shop
@@ -609,6 +619,7 @@ class _Locked:
     case: Case
     customer: Customer | None
     policy: PolicyRules
+    connection: Connection | None
 
 
 # Built once, at import: the worker runs it twice an action, and building a six-table
@@ -616,25 +627,32 @@ class _Locked:
 # database takes to answer it. The parameter is typed by hand, as a bind built before the
 # mappers are configured may not know its column's type (``audit._LOCKED_HEAD``).
 _LOCKED_ACTION = (
-    select(Action, Shop, Proposal, Case, Customer, ShopPolicy)
+    select(Action, Shop, Proposal, Case, Customer, ShopPolicy, Connection)
     .join(Shop, Shop.id == Action.shop_id)
     .join(Case, Case.id == Action.case_id)
     .outerjoin(Proposal, Proposal.id == Action.proposal_id)
     .outerjoin(Customer, Customer.id == Case.customer_id)
     .outerjoin(ShopPolicy, is_newest_policy(Action.shop_id))
+    .outerjoin(
+        Connection,
+        and_(Connection.shop_id == Action.shop_id, Connection.provider == Action.provider),
+    )
     .where(Action.id == bindparam("action_id", type_=Uuid))
     .with_for_update(of=Action)
 )
 
 
 def _locked_action(session: Session, action_id: uuid.UUID) -> _Locked | None:
-    """The action, row-locked, and its shop, proposal, case, the case's customer and the
-    shop's newest policy, in one round trip."""
+    """The action, row-locked, and its shop, proposal, case, the case's customer, the
+    shop's newest policy and its connection to the provider, in one round trip. The
+    connection is read as the statement began, not after any wait for the lock: nothing
+    that changes a connection takes the action's lock, so a later read would be no newer
+    in any way that counts (a key revoked after either read is refused at the send)."""
     row = session.execute(_LOCKED_ACTION, {"action_id": action_id}).first()
     if row is None:
         return None
-    action, shop, proposal, case, customer, policy = row
-    return _Locked(action, shop, proposal, case, customer, policy_rules(policy))
+    action, shop, proposal, case, customer, policy, connection = row
+    return _Locked(action, shop, proposal, case, customer, policy_rules(policy), connection)
 
 
 @dataclass(frozen=True)

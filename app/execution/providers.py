@@ -49,7 +49,18 @@ _LOST_GRANT = frozenset({"invalid_grant", "refresh_token_expired", "invalid_clie
 
 
 class AdapterFactory(Protocol):
-    def __call__(self, session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter: ...
+    """The adapter speaking for ``shop_id`` at ``provider``. ``connection``: the shop's
+    connection to that provider when the caller read it already (the executor reads it
+    with the locked action); without it, it is read here."""
+
+    def __call__(
+        self,
+        session: Session,
+        shop_id: uuid.UUID,
+        provider: str,
+        *,
+        connection: Connection | None = None,
+    ) -> ProviderAdapter: ...
 
 
 def _stripe(settings: Settings, connection: Connection, secret: str) -> ProviderAdapter:
@@ -161,13 +172,22 @@ def connection_adapters(
     shopify = ShopifyTokens(settings, box)
     merchant = _MerchantAdapters(settings, box)
 
-    def factory(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
+    def factory(
+        session: Session,
+        shop_id: uuid.UUID,
+        provider: str,
+        *,
+        connection: Connection | None = None,
+    ) -> ProviderAdapter:
         if provider == "shopify":
             shop, auth, token = shopify.token(session, shop_id)
             return ShopifyAdapter(shop.domain, token, http_client=auth.http_client)
-        connection = session.scalars(
-            _CONNECTION, {"shop_id": shop_id, "provider": provider}
-        ).one_or_none()
+        if connection is None:
+            connection = session.scalars(
+                _CONNECTION, {"shop_id": shop_id, "provider": provider}
+            ).one_or_none()
+        elif (connection.shop_id, connection.provider) != (shop_id, provider):
+            raise ValueError(f"connection {connection.id} is not the shop's {provider} connection")
         if connection is None or provider not in ("stripe", MERCHANT):
             raise Forbidden(
                 said("the shop has no %(provider)s connection", provider=provider),

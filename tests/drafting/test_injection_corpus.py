@@ -372,7 +372,7 @@ def test_the_parser_refuses_what_the_schema_does_not_allow(extra: dict[str, Any]
 def drafted(
     session: Session, stored: StoredCase, settings: Settings, tool_input: dict[str, Any]
 ) -> Drafted:
-    def no_adapter(session: Session, shop_id: uuid.UUID, provider: str) -> Any:
+    def no_adapter(session: Session, shop_id: uuid.UUID, provider: str, **_: Any) -> Any:
         raise AssertionError("a refused step needs no provider")
 
     brief, _ = brief_for(

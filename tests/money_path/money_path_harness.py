@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from app.actors import Surface, system_actor
 from app.clock import utcnow
+from app.connections.models import Connection
 from app.crypto import secret_box
 from app.db import Database
 from app.execution.executor import ExecutionContext
@@ -237,9 +238,12 @@ class WritesRefused:
 def writes_refused(ctx: ExecutionContext, settings: Settings) -> ExecutionContext:
     dead = unreachable(ctx, settings).adapters
 
-    def adapters(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
+    def adapters(
+        session: Session, shop_id: uuid.UUID, provider: str, *, connection: Connection | None = None
+    ) -> ProviderAdapter:
         return WritesRefused(
-            ctx.adapters(session, shop_id, provider), dead(session, shop_id, provider)
+            ctx.adapters(session, shop_id, provider, connection=connection),
+            dead(session, shop_id, provider, connection=connection),
         )
 
     return replace(ctx, adapters=adapters)

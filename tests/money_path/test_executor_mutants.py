@@ -153,7 +153,9 @@ def test_a_look_up_that_cannot_start_goes_to_a_person_and_sends_nothing(
 ) -> None:
     action_id = _unknown_action("drop_before_commit", sandbox, account, ctx, approver, linen)
 
-    def no_adapter(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
+    def no_adapter(
+        session: Session, shop_id: uuid.UUID, provider: str, *, connection: Connection | None = None
+    ) -> ProviderAdapter:
         raise ValueError("the Stripe connection was removed")
 
     moment = utcnow()
@@ -968,11 +970,13 @@ def _adapters_failing_from_call(ctx: ExecutionContext, failing_call: int) -> Exe
     shop's Stripe connection is gone (removed between a look-up and a resend)."""
     calls = [0]
 
-    def adapters(session: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
+    def adapters(
+        session: Session, shop_id: uuid.UUID, provider: str, *, connection: Connection | None = None
+    ) -> ProviderAdapter:
         calls[0] += 1
         if calls[0] >= failing_call:
             raise ValueError("the Stripe connection was removed")
-        return ctx.adapters(session, shop_id, provider)
+        return ctx.adapters(session, shop_id, provider, connection=connection)
 
     return replace(ctx, adapters=adapters)
 

@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session
 
 from app.audit import AuditEvent
 from app.clock import utcnow
+from app.connections.models import Connection
 from app.demo import APPROVER, LinenShop
 from app.execution.executor import ExecutionContext, execute_action, refresh_action
 from app.execution.models import Action
@@ -206,9 +207,12 @@ def test_a_submit_answer_heard_after_the_refund_failed_is_ignored_and_audited(
         sandbox.advance_clock(REFUND_FAILS_AFTER)
         heard.append(refresh_action(ctx, uuid.UUID(request.action_id)))
 
-    def adapters(s: Session, shop_id: uuid.UUID, provider: str) -> ProviderAdapter:
+    def adapters(
+        s: Session, shop_id: uuid.UUID, provider: str, *, connection: Connection | None = None
+    ) -> ProviderAdapter:
         return _AnswerHeardLate(
-            ctx.adapters(s, shop_id, provider), refund_fails_and_a_refresh_records_it
+            ctx.adapters(s, shop_id, provider, connection=connection),
+            refund_fails_and_a_refresh_records_it,
         )
 
     status = execute_action(replace(ctx, adapters=adapters), uuid.UUID(action_id))

@@ -15,6 +15,7 @@ over HTTP, with the clock moved by hand instead of waiting.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -30,7 +31,7 @@ from fault_support import (
 )
 from money_path_harness import Account, Staff, unreachable, writes_refused
 from rq import Queue
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from app.clock import utcnow
@@ -41,7 +42,7 @@ from app.execution.models import Action, ActionAttempt
 from app.execution.sweeper import sweep
 from app.settings import Settings
 from app.shops.models import Shop
-from integrations.stripe.sandbox import StripeSandbox
+from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
 
 
 @pytest.fixture(autouse=True)
@@ -133,6 +134,83 @@ def test_an_action_whose_connection_is_gone_cannot_run_and_is_not_queued_again(
     assert (case["status"], case["owner"]) == ("needs_attention", APPROVER)
     queue.empty()
     assert str(action_id) not in sweep(ctx, queue).requeued
+
+
+def test_a_key_connected_again_after_the_approval_is_the_one_the_refund_goes_out_with(
+    linen: LinenShop,
+    approver: Staff,
+    owner: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+) -> None:
+    """The merchant rolls the key at Stripe and saves the new one while the refund waits
+    on the queue: the job sends with the new key (the old one is refused, so a send with
+    it would end ``cannot_run``), once."""
+    action_id = _approved(approver, linen)
+    rolled = sandbox.add_restricted_key(account.id, DEMO_PERMISSIONS).key
+    sandbox.revoke_key(account.restricted_key)
+    saved = owner.put("/api/shop/connections/stripe", {"api_key": rolled, "livemode": False})
+    assert saved.status_code == 200, saved.get_json()
+
+    assert execute_action(ctx, action_id) == "succeeded"
+
+    assert len(refunds_of_action(account, str(action_id))) == 1
+
+
+def test_the_job_reads_the_shops_connection_with_the_locked_action(
+    linen: LinenShop, approver: Staff, ctx: ExecutionContext
+) -> None:
+    """One statement reads the action, what its checks need and the connection the
+    adapter is built from; the adapter factory reads none of its own. (The web app
+    serving the sandbox's webhooks shares the engine: only this thread's statements
+    count.)"""
+    action_id = _approved(approver, linen)
+    engine = ctx.session_factory.kw["bind"]
+    statements: list[str] = []
+    job_thread = threading.get_ident()
+
+    def seen(*args: object) -> None:
+        if threading.get_ident() == job_thread:
+            statements.append(str(args[2]))
+
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        assert execute_action(ctx, action_id) == "succeeded"
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+
+    reading = [s for s in statements if "FROM connections" in s or "JOIN connections" in s]
+    assert len(reading) == 1, reading
+    assert "FROM actions" in reading[0] and "FOR UPDATE" in reading[0]
+
+
+def test_the_adapter_factory_refuses_a_connection_that_is_not_the_shops(
+    linen: LinenShop, ctx: ExecutionContext, session: Session
+) -> None:
+    """Whoever hands the factory a connection read elsewhere, another shop's key (or the
+    shop's key to another provider) never speaks for this shop."""
+    own = session.get_one(Connection, linen.connection_id)
+    others = Connection(
+        id=uuid.uuid4(),
+        shop_id=uuid.uuid4(),
+        provider="stripe",
+        livemode=False,
+        encrypted_secret=own.encrypted_secret,
+        key_hint=own.key_hint,
+    )
+    merchants = Connection(
+        id=uuid.uuid4(),
+        shop_id=linen.shop_id,
+        provider="merchant",
+        livemode=False,
+        encrypted_secret=own.encrypted_secret,
+        key_hint=own.key_hint,
+    )
+    for connection in (others, merchants):
+        with pytest.raises(ValueError, match="is not the shop's stripe connection"):
+            ctx.adapters(session, linen.shop_id, "stripe", connection=connection)
+    assert ctx.adapters(session, linen.shop_id, "stripe", connection=own) is not None
 
 
 def test_an_action_of_a_shop_that_uninstalled_cannot_run(
