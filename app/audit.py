@@ -55,7 +55,6 @@ from sqlalchemy.orm import (
     mapped_column,
     sessionmaker,
 )
-from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.sql.dml import Insert
 
 from app.actors import Actor
@@ -265,6 +264,9 @@ def seal_pending(session: Session) -> None:
     pending: list[AuditEvent] = session.info.pop(_PENDING, [])
     if not pending:
         return
+    # The transaction's other writes go first, so the head's lock, taken last, is held
+    # for the sealing and its one statement only.
+    session.flush()
     keys = session_key_ring(session)
     by_shop: dict[uuid.UUID, list[AuditEvent]] = {}
     for event in pending:
@@ -277,15 +279,20 @@ def seal_pending(session: Session) -> None:
             seq += 1
             event.seq, event.prev_hash, event.key_id = seq, last_hash, keys.current_id
             event.hash = last_hash = event_hash(event, keys)
-        # Moved in the session as the statement below moves the row, without the ORM
-        # writing the row a second time.
-        set_committed_value(head, "seq", seq)
-        set_committed_value(head, "hash", last_hash)
-        heads.append(head)
+        heads.append(_Head(shop_id, seq, last_hash))
     _write_sealed(session, pending, heads)
 
 
-def _write_sealed(session: Session, events: list[AuditEvent], heads: list[AuditHead]) -> None:
+@dataclass(frozen=True)
+class _Head:
+    """A shop's chain head: its last event's number and hash."""
+
+    shop_id: uuid.UUID
+    seq: int
+    hash: str
+
+
+def _write_sealed(session: Session, events: list[AuditEvent], heads: list[_Head]) -> None:
     """Write sealed events and move their shops' heads in one statement. The returned
     :class:`AuditEvent` objects stay outside the session: nothing reads an event back but
     through a query."""
@@ -311,24 +318,17 @@ def _as_json(value: Any) -> Any:
     return value
 
 
-def _locked_head(session: Session, shop_id: uuid.UUID) -> AuditHead:
+def _locked_head(session: Session, shop_id: uuid.UUID) -> _Head:
     """The shop's head, row-locked until the transaction ends. Locked by a plain
     ``SELECT ... FOR UPDATE`` where it exists (every append but a shop's first): an
     upsert would write a new version of the row on every lock, beside the update after
-    the append, and the row's old versions would slow every later lock until vacuumed."""
-    head = session.scalars(_LOCKED_HEAD, {"shop_id": shop_id}).one_or_none()
-    return head or locked_row(session, AuditHead, shop_id=shop_id, seq=0, hash=GENESIS_HASH)
+    the append, and the row's old versions would slow every later lock until vacuumed.
 
-
-# Built once, at import: every commit that records anything runs it. The parameter is
-# typed by hand: a foreign key column takes its type from the column it points to only
-# once the mappers are configured, after this module is imported.
-_LOCKED_HEAD = (
-    select(AuditHead)
-    .where(AuditHead.shop_id == bindparam("shop_id", type_=Uuid))
-    .with_for_update()
-    .execution_options(populate_existing=True)
-)
+    Read as columns, not as an :class:`AuditHead` in the session, which the write would
+    then leave behind the row (those who read the head ask for it afresh)."""
+    found = session.execute(_LOCKED_HEAD, {"shop_id": shop_id}).one_or_none()
+    row = found or locked_row(session, AuditHead, shop_id=shop_id, seq=0, hash=GENESIS_HASH)
+    return _Head(row.shop_id, row.seq, row.hash)
 
 
 # Written as a table, not as mapped objects: the ORM would read every new id back.
@@ -372,6 +372,14 @@ def _write_from_json() -> Insert:
 
 _HEADS_TABLE = cast(Table, AuditHead.__table__)
 _WRITE_FROM_JSON = _write_from_json()
+# Built once, at import: every commit that records anything runs it. The parameter is
+# typed by hand: a foreign key column takes its type from the column it points to only
+# once the mappers are configured, after this module is imported.
+_LOCKED_HEAD = (
+    select(_HEADS_TABLE.c.shop_id, _HEADS_TABLE.c.seq, _HEADS_TABLE.c.hash)
+    .where(_HEADS_TABLE.c.shop_id == bindparam("shop_id", type_=Uuid))
+    .with_for_update()
+)
 _MOVE_HEAD = (
     update(_HEADS_TABLE)
     .where(_HEADS_TABLE.c.shop_id == bindparam("head_shop_id", type_=Uuid))

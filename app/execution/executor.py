@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Uuid, and_, bindparam, select, update
+from sqlalchemy import CursorResult, Table, Uuid, and_, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import WORKER
@@ -683,14 +683,17 @@ def _locked_for_answer(session: Session, action_id: uuid.UUID) -> _LockedForAnsw
 
 
 # Built once, at import, as every answer is recorded with it (typed by hand as
-# _LOCKED_ACTION's parameter is); not read back, so the session keeps no stale copy. The
+# _LOCKED_ACTION's parameter is). Core, on the table: the ORM's UPDATE would flush the
+# session first and sync the objects it matched, which nothing here needs (the row is not
+# read back, so the session keeps no stale copy); 0.1 ms of every job, measured. The
 # parameters are named apart from the columns, whose names SQLAlchemy keeps for itself in
 # an UPDATE.
+_ATTEMPTS = cast(Table, ActionAttempt.__table__)
 _END_ATTEMPT = (
-    update(ActionAttempt)
+    update(_ATTEMPTS)
     .where(
-        ActionAttempt.action_id == bindparam("of_action", type_=Uuid),
-        ActionAttempt.number == bindparam("of_number"),
+        _ATTEMPTS.c.action_id == bindparam("of_action", type_=Uuid),
+        _ATTEMPTS.c.number == bindparam("of_number"),
     )
     .values(
         {
@@ -698,7 +701,6 @@ _END_ATTEMPT = (
             for name in ("finished_at", *(field.name for field in fields(_AttemptEnd)))
         }
     )
-    .execution_options(synchronize_session=False)
 )
 
 
