@@ -58,6 +58,7 @@ from sqlalchemy.orm import (
 from sqlalchemy.sql.dml import Insert
 
 from app.actors import Actor
+from app.card_numbers import is_card_number
 from app.clock import utcnow
 from app.crypto import read_or_create_secret
 from app.db import Base, UTCDateTime, locked_row
@@ -204,20 +205,33 @@ def _environment_key_ring() -> AuditKeyRing:
 # -- recording -----------------------------------------------------------------------
 
 # Card numbers (13-19 digits, optionally grouped) and provider secrets never enter the trail.
-_CARD_NUMBER = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
+# 13 to 19 digits, a space or dash at most between them, that are not the end of an
+# identifier's path (the number of a Shopify gid follows a slash) nor run into letters.
+_NUMBER = re.compile(r"(?<![\w/])(?:\d[ -]?){12,18}\d(?!\w)")
+# Ids in the canonical UUID form, whose groups of digits would read as one number.
+_UUID = re.compile(r"(\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b)")
 _SECRET = re.compile(r"\b(sk|rk|whsec|shpat|shpss|cwst)_(live_|test_)?[A-Za-z0-9_-]{8,}")
 
 
 def redact(value: Any) -> Any:
-    """Mask card numbers and secrets anywhere in an event's data."""
+    """Mask card numbers and secrets anywhere in an event's data, and nothing else: the
+    ids an event names (a Shopify order's, a UUID) are its evidence."""
     if isinstance(value, str):
         masked = _SECRET.sub(lambda m: f"{m.group(1)}_{m.group(2) or ''}[redacted]", value)
-        return _CARD_NUMBER.sub("[card number redacted]", masked)
+        # split() keeps each UUID at the odd places; only the text between them is read.
+        pieces = _UUID.split(masked)
+        pieces[::2] = [_NUMBER.sub(_card_or_not, piece) for piece in pieces[::2]]
+        return "".join(pieces)
     if isinstance(value, Mapping):
         return {str(k): redact(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [redact(v) for v in value]
     return value
+
+
+def _card_or_not(match: re.Match[str]) -> str:
+    written = match.group(0)
+    return "[card number redacted]" if is_card_number(written) else written
 
 
 def record(
