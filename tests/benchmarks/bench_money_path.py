@@ -955,7 +955,9 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=30, help="calls per latency series")
+    # A series at 0 ms takes under a second: with few calls, one busy moment of the shared
+    # machine moves its median by several milliseconds.
+    parser.add_argument("--calls", type=int, default=100, help="calls per latency series")
     parser.add_argument("--actions", type=int, default=150, help="actions per throughput run")
     parser.add_argument(
         "--burst", type=int, default=500, help="approvals in the rate-limited burst"

@@ -1,7 +1,7 @@
 """Benchmark: the embedded admin's pages in a busy shop, and a Shopify refund's whole path.
 
     make bench   (or: .venv/bin/python tests/benchmarks/bench_money_path.py --only shopify
-                  [--cases 1000] [--page-requests 100] [--calls 30])
+                  [--cases 1000] [--page-requests 100] [--calls 100])
 
 Runs the Shopify sandbox as its own process, with the app installed in one shop by a real
 token exchange, on the database, Redis and worker processes of ``bench_money_path``. It
