@@ -93,13 +93,14 @@ def require_staff(view: F) -> F:
 
     @functools.wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        refuse_if_over_token_limit(shop_id=None)
+        refuse_if_over_token_limit()
         try:
             identity = next(
                 (who for auth in authenticators() if (who := auth.authenticate(request))), None
             )
         except TokenRefused as refused:
             # Counted in Redis, not the database: the rollback below must not undo it.
+            # Past the shop's limit this answers 429 instead.
             count_refused_token(shop_id=refused.shop_id)
             # Whose shop it was and who held it, so the refusal goes on that shop's record.
             g.refused_shop_id = refused.shop_id
@@ -112,7 +113,6 @@ def require_staff(view: F) -> F:
             raise
         if identity is None:
             raise Unauthenticated(said("a valid staff token is required"))
-        refuse_if_over_token_limit(shop_id=identity.shop_id)
         g.refused_shop_id, g.actor = identity.shop_id, identity.actor
         g.shop, g.member = staff_of_shop(identity)
         g.token_id = identity.token_id

@@ -68,14 +68,13 @@ def login_form() -> str:
 @bp.post("/login")
 @limiter.limit(lambda: str(current_app.config["CASEWARD_SIGN_IN_LIMIT"]))
 def login() -> WerkzeugResponse:
-    refuse_if_over_token_limit(shop_id=None)
+    refuse_if_over_token_limit()
     session = request_session()
     try:
         token = authenticate_token(session, request.form.get("token", "").strip(), now=utcnow())
     except TokenRefused as refused:
         count_refused_token(shop_id=refused.shop_id)
         return _login_refused("That token is not valid.", 401)
-    refuse_if_over_token_limit(shop_id=token.shop_id)
     if staff_member(session, token.shop_id, token.user_id) is None:
         return _login_refused("That token's person is not staff of its shop.", 403)
     session.commit()  # the token's last use

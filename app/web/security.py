@@ -7,7 +7,9 @@
   cookie) and provider webhooks (signed by the provider) are exempt.
 - Sign-in attempts are limited per client (Flask-Limiter). Refused tokens, on the
   sign-in form and as bearer headers, are limited per client and per shop; over a
-  limit the answer is 429 with ``Retry-After``. Counters live in the app's Redis.
+  limit the answer is 429 with ``Retry-After``: to anything from that client, and to
+  that shop's refused tokens from anywhere (never to its live ones). Counters live in
+  the app's Redis.
 """
 
 from __future__ import annotations
@@ -124,19 +126,24 @@ def csp_nonce() -> str:
 # (the ``limits`` library underneath) directly: test before, hit on refusal.
 
 
-def refuse_if_over_token_limit(*, shop_id: uuid.UUID | None) -> None:
-    """Before the token is read (``shop_id`` None), the caller's limit; once it names its
-    shop, that shop's: each limit is read once a request."""
-    item, keys = _refused_token_limit(shop_id)
+def refuse_if_over_token_limit() -> None:
+    """Before a token is read: the caller's limit, one read a request."""
+    item, keys = _refused_token_limit(None)
     if not limiter.limiter.test(item, *keys):
         raise TooManyAttempts(_seconds_until_reset(item, keys))
 
 
 def count_refused_token(*, shop_id: uuid.UUID | None) -> None:
-    """A refusal counts against the caller and, when the token named one, its shop."""
-    for scope in (None, shop_id) if shop_id is not None else (None,):
-        item, keys = _refused_token_limit(scope)
-        limiter.limiter.hit(item, *keys)
+    """A refusal counts against the caller and, when the token named one, its shop. Past
+    the shop's limit its refused tokens are answered 429 from anywhere: they are being
+    tried from many places. The shop's live tokens are never refused for it, or anyone
+    replaying a revoked one could keep the shop's staff out."""
+    item, keys = _refused_token_limit(None)
+    limiter.limiter.hit(item, *keys)
+    if shop_id is not None:
+        item, keys = _refused_token_limit(shop_id)
+        if not limiter.limiter.hit(item, *keys):
+            raise TooManyAttempts(_seconds_until_reset(item, keys))
 
 
 def _refused_token_limit(shop_id: uuid.UUID | None) -> tuple[RateLimitItem, tuple[str, ...]]:
