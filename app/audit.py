@@ -26,7 +26,7 @@ import re
 import secrets
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from functools import cache
 from typing import Any, cast
@@ -310,7 +310,7 @@ def _write_sealed(session: Session, events: list[AuditEvent], heads: list[_Head]
     """Write sealed events and move their shops' heads in one statement. The returned
     :class:`AuditEvent` objects stay outside the session: nothing reads an event back but
     through a query."""
-    moved = [{"shop_id": h.shop_id, "seq": h.seq, "hash": h.hash} for h in heads]
+    moved = [asdict(head) for head in heads]
     if session.get_bind().dialect.name == "postgresql":
         rows = [{name: _as_json(getattr(e, name)) for name in _EVENT_COLUMNS} for e in events]
         session.execute(

@@ -6,6 +6,7 @@ only the web layer reaches for the request-scoped session below.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from time import monotonic
 from typing import Any, cast
@@ -95,7 +96,7 @@ def _upsert(model: type[Base], names: tuple[str, ...], dialect: str) -> Returnin
     if upsert is None:
         table = cast(Table, model.__table__)
         key = [column.name for column in table.primary_key]
-        insert = (pg_insert if dialect == "postgresql" else sqlite_insert)(table).values(
+        insert = _insert_of(dialect)(table).values(
             {name: bindparam(name, type_=table.c[name].type) for name in names}
         )
         upsert = insert.on_conflict_do_update(
@@ -112,8 +113,13 @@ def insert_unless_present(
     dialect: a row already there (another delivery, a page read twice) is left as it is, in
     one statement, without a savepoint to roll back to. Add ``values`` and, to learn which
     rows went in, ``returning``."""
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    insert = _insert_of(session.get_bind().dialect.name)
     return insert(model).on_conflict_do_nothing(index_elements=unique)
+
+
+def _insert_of(dialect: str) -> Callable[[Any], pg_insert_type | sqlite_insert_type]:
+    """The dialect's ``insert``, which has ``ON CONFLICT``: PostgreSQL's, else SQLite's."""
+    return pg_insert if dialect == "postgresql" else sqlite_insert
 
 
 def make_engine(database_url: str, **options: Any) -> Engine:

@@ -123,7 +123,9 @@ def csp_nonce() -> str:
 # Flask-Limiter counts a request before its view runs, keyed by what the request shows.
 # Only failures should count here, and the shop a refused token belongs to is known only
 # after looking the token up, so these two use the limiter's own strategy and storage
-# (the ``limits`` library underneath) directly: test before, hit on refusal.
+# (the ``limits`` library underneath) directly: the caller's limit is tested before the
+# token is read and hit on refusal; the shop's is hit on refusal, which it refuses past
+# its limit.
 
 
 def refuse_if_over_token_limit() -> None:
