@@ -60,6 +60,9 @@ class Order(Base):
     __table_args__ = (
         UniqueConstraint("shop_id", "name"),
         Index("uq_orders_shop_shopify_order_id", "shop_id", "shopify_order_id", unique=True),
+        # Every refund's checks look up the order its payment paid, the worker's under the
+        # action's and the money's locks: found by the payment, not among all the shop's.
+        Index("ix_orders_shop_payment_id", "shop_id", "payment_id"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)

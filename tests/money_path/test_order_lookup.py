@@ -1,0 +1,72 @@
+"""Every refund's checks look up the order its payment paid (the worker's under the
+action's and the money's locks). In a shop with thousands of orders that lookup reads the
+one order, found by its payment, not every order of the shop: PostgreSQL's own account of
+the statement the checks run (``EXPLAIN ANALYZE``) says which rows it read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import insert, text
+from sqlalchemy.orm import Session
+
+from app.cases.models import Customer, Order
+from app.evaluation import _ORDER_PAID_BY
+from app.shops.models import Shop
+
+ORDERS = 3000
+
+
+def _plan_nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _plan_nodes(child)
+
+
+def test_the_order_a_payment_paid_is_found_by_the_payment_not_among_the_shops_orders(
+    session: Session, database: str
+) -> None:
+    if not database.startswith("postgresql"):
+        pytest.skip("the plan read here is PostgreSQL's")
+    shop = Shop(domain="many-orders.myshopify.com", name="Many orders")
+    session.add(shop)
+    session.flush()
+    customer = Customer(shop_id=shop.id, email="buyer@example.com")
+    session.add(customer)
+    session.flush()
+    session.execute(
+        insert(Order),
+        [
+            {
+                "shop_id": shop.id,
+                "customer_id": customer.id,
+                "name": f"#{1000 + number}",
+                "currency": "usd",
+                "total": 9600,
+                "payment_provider": "stripe",
+                "payment_id": f"pi_{number:024d}",
+                "lines": [{"id": "1", "title": "Linen shirt", "quantity": 1, "paid": 9600}],
+                "shipments": [],
+            }
+            for number in range(ORDERS)
+        ],
+    )
+    session.commit()
+    session.execute(text("ANALYZE orders"))
+
+    compiled = _ORDER_PAID_BY.compile(dialect=session.get_bind().dialect)
+    params = compiled.construct_params({"shop_id": shop.id, "payment_id": f"pi_{1234:024d}"})
+    explained = session.connection().exec_driver_sql(
+        f"EXPLAIN (ANALYZE, FORMAT JSON) {compiled}", params
+    )
+    plan = explained.scalar_one()
+    nodes = list(_plan_nodes((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]))
+
+    read = [node for node in nodes if "Scan" in node["Node Type"]]
+    assert read, nodes
+    assert all(node.get("Rows Removed by Filter", 0) == 0 for node in read), read
+    assert any("payment_id" in node.get("Index Cond", "") for node in read), read
+    assert sum(node["Actual Rows"] for node in read) == 1
