@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum, nonmember
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, String, Text, Uuid
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.clock import utcnow
@@ -33,9 +33,11 @@ class ProposalStatus(StrEnum):
 
 class Proposal(Base):
     __tablename__ = "proposals"
+    # The admin queue counts a shop's proposals awaiting approval.
+    __table_args__ = (Index("ix_proposals_shop_id_status", "shop_id", "status"),)
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
-    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
     case_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("cases.id"), index=True)
     kind: Mapped[str] = mapped_column(String(32))
     provider: Mapped[str] = mapped_column(String(32))

@@ -7,7 +7,17 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, cast
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import (
+    JSON,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.clock import utcnow
@@ -16,9 +26,15 @@ from app.db import Base, UTCDateTime
 
 class Customer(Base):
     __tablename__ = "customers"
+    # A customer is found by their Shopify id (every order webhook, every signed-in chat)
+    # or by their email, in any case (helpdesk senders, agents' case search).
+    __table_args__ = (
+        Index("ix_customers_shop_id_shopify_customer_id", "shop_id", "shopify_customer_id"),
+        Index("ix_customers_shop_id_lower_email", "shop_id", text("lower(email)")),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
-    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
     email: Mapped[str | None] = mapped_column(String(320))
     name: Mapped[str | None] = mapped_column(String(255))
     stripe_customer_id: Mapped[str | None] = mapped_column(String(255))
@@ -97,10 +113,12 @@ class CaseStatus(StrEnum):
 
 class Case(Base):
     __tablename__ = "cases"
+    # A shop's cases most recently moved first: the queue and the cases API page by it.
+    __table_args__ = (Index("ix_cases_shop_id_updated_at", "shop_id", "updated_at"),)
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
-    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
-    customer_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("customers.id"))
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
+    customer_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("customers.id"), index=True)
     subject: Mapped[str] = mapped_column(String(255))
     request_text: Mapped[str] = mapped_column(Text, default="")
     identity_level: Mapped[str] = mapped_column(String(16), default="none")

@@ -142,7 +142,11 @@ class VerificationCode(Base):
     """A one-time code sent to an order's email. Only an HMAC of the code is kept."""
 
     __tablename__ = "verification_codes"
-    __table_args__ = (Index("ix_verification_codes_conversation", "conversation_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_verification_codes_conversation", "conversation_id", "created_at"),
+        # Codes asked for one order lately, counted before another is sent.
+        Index("ix_verification_codes_order_id_created_at", "order_id", "created_at"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)

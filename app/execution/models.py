@@ -16,6 +16,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     Uuid,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -70,10 +71,13 @@ class Action(Base):
     __table_args__ = (
         UniqueConstraint("proposal_id", "proposal_revision"),
         Index("ix_actions_shop_money_ref", "shop_id", "money_ref"),
+        # A shop's actions newest first (the actions API) or within a period (the caps'
+        # sums). No more: every index is written again at each move of an action's status.
+        Index("ix_actions_shop_id_created_at", "shop_id", "created_at"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
-    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
     case_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("cases.id"), index=True)
     proposal_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("proposals.id"))
     proposal_revision: Mapped[int] = mapped_column(Integer)
@@ -116,7 +120,17 @@ class ActionAttempt(Base):
     """One call to the provider for an action: what was sent and what came back."""
 
     __tablename__ = "action_attempts"
-    __table_args__ = (UniqueConstraint("action_id", "number"),)
+    __table_args__ = (
+        UniqueConstraint("action_id", "number"),
+        # The sweep looks for calls left unfinished every few seconds: only those are
+        # indexed, so it never reads the finished history of every shop.
+        Index(
+            "ix_action_attempts_unfinished_started_at",
+            "started_at",
+            postgresql_where=text("finished_at IS NULL"),
+            sqlite_where=text("finished_at IS NULL"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     action_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("actions.id"), index=True)

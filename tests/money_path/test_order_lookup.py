@@ -5,12 +5,9 @@ the statement the checks run (``EXPLAIN ANALYZE``) says which rows it read."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
-from sqlalchemy import insert, text
+from index_reads import Read, analyzed, scans_of
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from app.cases.models import Customer, Order
@@ -18,12 +15,6 @@ from app.evaluation import _ORDER_PAID_BY
 from app.shops.models import Shop
 
 ORDERS = 3000
-
-
-def _plan_nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield node
-    for child in node.get("Plans", ()):
-        yield from _plan_nodes(child)
 
 
 def test_the_order_a_payment_paid_is_found_by_the_payment_not_among_the_shops_orders(
@@ -54,19 +45,12 @@ def test_the_order_a_payment_paid_is_found_by_the_payment_not_among_the_shops_or
             for number in range(ORDERS)
         ],
     )
-    session.commit()
-    session.execute(text("ANALYZE orders"))
+    analyzed(session)
 
     compiled = _ORDER_PAID_BY.compile(dialect=session.get_bind().dialect)
     params = compiled.construct_params({"shop_id": shop.id, "payment_id": f"pi_{1234:024d}"})
-    explained = session.connection().exec_driver_sql(
-        f"EXPLAIN (ANALYZE, FORMAT JSON) {compiled}", params
-    )
-    plan = explained.scalar_one()
-    nodes = list(_plan_nodes((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]))
+    scans = scans_of(session, Read(str(compiled), params), "orders")
 
-    read = [node for node in nodes if "Scan" in node["Node Type"]]
-    assert read, nodes
-    assert all(node.get("Rows Removed by Filter", 0) == 0 for node in read), read
-    assert any("payment_id" in node.get("Index Cond", "") for node in read), read
-    assert sum(node["Actual Rows"] for node in read) == 1
+    assert scans and all(scan.by_index and scan.discarded == 0 for scan in scans), scans
+    assert any("payment_id" in scan.index_condition for scan in scans), scans
+    assert sum(scan.returned for scan in scans) == 1
