@@ -98,6 +98,27 @@ def scans_of(session: Session, read: Read, table: str) -> list[Scan]:
     ]
 
 
+def assert_read_by_index(
+    session: Session,
+    read: Read,
+    table: str,
+    *,
+    rows: int,
+    beyond: int = 0,
+    discarded: int = 0,
+    by: str | None = None,
+) -> None:
+    """PostgreSQL reads ``table`` for ``read`` by index (one whose condition names ``by``,
+    when given): ``rows`` rows, or up to ``beyond`` more, throwing at most ``discarded``
+    away."""
+    scans = scans_of(session, read, table)
+    assert scans, f"{table} is not read by {read.statement}"
+    assert all(scan.by_index for scan in scans), scans
+    assert by is None or all(by in scan.index_condition for scan in scans), scans
+    assert rows <= sum(scan.returned for scan in scans) <= rows + beyond, scans
+    assert sum(scan.discarded for scan in scans) <= discarded, scans
+
+
 def reads_of_table(reads: list[Read], table: str) -> list[Read]:
     """The caught reads that name ``table`` in their ``FROM`` or ``JOIN``."""
     return [

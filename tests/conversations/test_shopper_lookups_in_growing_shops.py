@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from flask import Flask
-from index_reads import Read, analyzed, reads_of, reads_of_table, scans_of
+from index_reads import analyzed, assert_read_by_index, reads_of, reads_of_table
 from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
 
@@ -83,7 +83,7 @@ def test_an_order_webhook_finds_the_orders_customer_by_shopify_id_not_among_the_
 
     assert found == [customers[SHOPPER]]
     (read,) = reads_of_table(reads, "customers")
-    _assert_read_by_index(session, read, "customers", rows=1, by="shopify_customer_id")
+    assert_read_by_index(session, read, "customers", rows=1, by="shopify_customer_id")
 
 
 def test_a_signed_in_chat_finds_its_customer_by_shopify_id_not_among_the_shops(
@@ -109,7 +109,7 @@ def test_a_signed_in_chat_finds_its_customer_by_shopify_id_not_among_the_shops(
     assert customer.id == customers[SHOPPER]
     assert chat.identity_level == IdentityLevel.STRONG
     (read,) = reads_of_table(reads, "customers")
-    _assert_read_by_index(session, read, "customers", rows=1, by="shopify_customer_id")
+    assert_read_by_index(session, read, "customers", rows=1, by="shopify_customer_id")
 
 
 def test_a_helpdesk_sender_is_found_by_email_in_any_case_not_among_the_shops(
@@ -134,7 +134,7 @@ def test_a_helpdesk_sender_is_found_by_email_in_any_case_not_among_the_shops(
     assert customer is not None and customer.id == customers[SHOPPER]
     assert ticket.identity_level == IdentityLevel.MEDIUM
     (read,) = reads_of_table(reads, "customers")
-    _assert_read_by_index(session, read, "customers", rows=1, by="lower(")
+    assert_read_by_index(session, read, "customers", rows=1, by="lower(")
 
 
 def test_an_agents_case_search_reads_the_customer_by_email_and_only_their_cases(
@@ -156,8 +156,8 @@ def test_an_agents_case_search_reads_the_customer_by_email_and_only_their_cases(
 
     assert [uuid.UUID(case["case_id"]) for case in answer.data["cases"]] == [newer, older]
     (read,) = reads_of_table(reads, "cases")
-    _assert_read_by_index(session, read, "customers", rows=1, by="lower(")
-    _assert_read_by_index(session, read, "cases", rows=2, by="customer_id")
+    assert_read_by_index(session, read, "customers", rows=1, by="lower(")
+    assert_read_by_index(session, read, "cases", rows=2, by="customer_id")
 
 
 def test_codes_asked_for_an_order_are_counted_from_that_orders_codes_alone(
@@ -203,16 +203,7 @@ def test_codes_asked_for_an_order_are_counted_from_that_orders_codes_alone(
     (read,) = reads_of_table(reads, "verification_codes")
     # By the order: a read by the codes' time alone reads every shop's recent codes, and
     # an index led by another column is gone through whole, with little discarded to show.
-    _assert_read_by_index(session, read, "verification_codes", rows=CODES_PER_WINDOW, by="order_id")
-
-
-def _assert_read_by_index(session: Session, read: Read, table: str, *, rows: int, by: str) -> None:
-    """``read`` reads ``table`` by an index on ``by``: the ``rows`` it needs, no others."""
-    scans = scans_of(session, read, table)
-    assert scans, f"{table} is not read by {read.statement}"
-    assert all(scan.by_index and by in scan.index_condition for scan in scans), scans
-    assert sum(scan.discarded for scan in scans) == 0, scans
-    assert sum(scan.returned for scan in scans) == rows, scans
+    assert_read_by_index(session, read, "verification_codes", rows=CODES_PER_WINDOW, by="order_id")
 
 
 def _shop(session: Session, name: str) -> uuid.UUID:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from index_reads import Read, analyzed, reads_of, reads_of_table, scans_of
+from index_reads import analyzed, assert_read_by_index, reads_of, reads_of_table
 from money_path_harness import Staff
 from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
@@ -130,7 +130,7 @@ def test_the_sweep_reads_only_the_calls_left_unfinished(
 
     assert sorted(closed) == sorted(cut_off)
     (read,) = reads_of_table(reads, "action_attempts")
-    _assert_read_by_index(session, read, "action_attempts", rows=len(cut_off))
+    assert_read_by_index(session, read, "action_attempts", rows=len(cut_off))
 
 
 def test_the_queue_pages_the_latest_cases_and_reads_only_the_proposals_awaiting_approval(
@@ -157,8 +157,8 @@ def test_the_queue_pages_the_latest_cases_and_reads_only_the_proposals_awaiting_
     # The counts read every case of the shop by design; the page must not.
     (page,) = [read for read in reads_of_table(reads, "cases") if "LIMIT" in read.statement]
     # The page's sort by id within a moment reads one case past the page.
-    _assert_read_by_index(session, page, "cases", rows=QUEUE_LENGTH, beyond=1)
-    _assert_read_by_index(session, page, "proposals", rows=len(awaiting))
+    assert_read_by_index(session, page, "cases", rows=QUEUE_LENGTH, beyond=1)
+    assert_read_by_index(session, page, "proposals", rows=len(awaiting))
 
 
 def test_the_cases_api_reads_the_latest_cases_not_the_shops_history(
@@ -175,7 +175,7 @@ def test_the_cases_api_reads_the_latest_cases_not_the_shops_history(
 
     assert listed == [case["id"] for case in _latest(cases, "updated_at")[:CASES_API_PAGE]]
     (read,) = reads_of_table(reads, "cases")
-    _assert_read_by_index(session, read, "cases", rows=CASES_API_PAGE)
+    assert_read_by_index(session, read, "cases", rows=CASES_API_PAGE)
 
 
 def test_the_actions_api_reads_the_newest_actions_not_the_shops_history(
@@ -197,7 +197,7 @@ def test_the_actions_api_reads_the_newest_actions_not_the_shops_history(
     assert listed == [str(action["id"]) for action in _latest(actions, "created_at")[:PAGE_DEFAULT]]
     (read,) = reads_of_table(reads, "actions")
     # The page's sort by id within a moment reads one action past the page.
-    _assert_read_by_index(session, read, "actions", rows=PAGE_DEFAULT, beyond=1)
+    assert_read_by_index(session, read, "actions", rows=PAGE_DEFAULT, beyond=1)
 
 
 @pytest.mark.parametrize("cap", ["per_shop_cap", "per_customer_cap"])
@@ -262,20 +262,9 @@ def test_the_caps_sums_read_the_periods_actions_not_the_shops_history(
         if action["created_at"] >= since and action["status"] not in ActionStatus.IN_FLIGHT
     ]
     (read,) = reads_of_table(reads, "actions")
-    _assert_read_by_index(
+    assert_read_by_index(
         session, read, "actions", rows=len(counted), discarded=len(readable) - len(counted)
     )
-
-
-def _assert_read_by_index(
-    session: Session, read: Read, table: str, *, rows: int, beyond: int = 0, discarded: int = 0
-) -> None:
-    """PostgreSQL reads ``table`` for ``read`` by index: ``rows`` rows (or up to ``beyond``
-    more), throwing at most ``discarded`` away."""
-    scans = scans_of(session, read, table)
-    assert scans and all(scan.by_index for scan in scans), scans
-    assert rows <= sum(scan.returned for scan in scans) <= rows + beyond, scans
-    assert sum(scan.discarded for scan in scans) <= discarded, scans
 
 
 # ---------------------------------------------------------------- seeds
