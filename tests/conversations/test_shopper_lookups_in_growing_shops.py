@@ -70,9 +70,7 @@ def engine(app: Flask, database: str) -> Engine:
 def test_an_order_webhook_finds_the_orders_customer_by_shopify_id_not_among_the_shops(
     session: Session, engine: Engine
 ) -> None:
-    busy, quiet = _shop(session, "busy"), _shop(session, "quiet")
-    customers = _customers(session, busy, CUSTOMERS, BUSY_SHOPIFY_IDS)
-    _customers(session, quiet, OTHER_SHOP_CUSTOMERS, QUIET_SHOPIFY_IDS)
+    busy, customers = _busy_shop_beside_a_quiet_one(session)
     analyzed(session)
     order_of_shopper = {
         "customer": {"admin_graphql_api_id": _gid(BUSY_SHOPIFY_IDS + SHOPPER)},
@@ -90,10 +88,15 @@ def test_a_signed_in_chat_finds_its_customer_by_shopify_id_not_among_the_shops(
     session: Session, engine: Engine
 ) -> None:
     now = utcnow()
-    busy, quiet = _shop(session, "busy"), _shop(session, "quiet")
-    customers = _customers(session, busy, CUSTOMERS, BUSY_SHOPIFY_IDS)
-    _customers(session, quiet, OTHER_SHOP_CUSTOMERS, QUIET_SHOPIFY_IDS)
-    chat = _conversation(session, busy, Channel.STOREFRONT, "visitor-token-digest", VISITOR, now)
+    busy, customers = _busy_shop_beside_a_quiet_one(session)
+    chat = start_conversation(
+        session,
+        shop_id=busy,
+        channel=Channel.STOREFRONT,
+        channel_ref="visitor-token-digest",
+        actor=VISITOR,
+        now=now,
+    )
     analyzed(session)
 
     with reads_of(engine) as reads:
@@ -116,10 +119,15 @@ def test_a_helpdesk_sender_is_found_by_email_in_any_case_not_among_the_shops(
     session: Session, engine: Engine
 ) -> None:
     now = utcnow()
-    busy, quiet = _shop(session, "busy"), _shop(session, "quiet")
-    customers = _customers(session, busy, CUSTOMERS, BUSY_SHOPIFY_IDS)
-    _customers(session, quiet, OTHER_SHOP_CUSTOMERS, QUIET_SHOPIFY_IDS)
-    ticket = _conversation(session, busy, Channel.HELPDESK, "gorgias:4711", GORGIAS, now)
+    busy, customers = _busy_shop_beside_a_quiet_one(session)
+    ticket = start_conversation(
+        session,
+        shop_id=busy,
+        channel=Channel.HELPDESK,
+        channel_ref="gorgias:4711",
+        actor=GORGIAS,
+        now=now,
+    )
     analyzed(session)
 
     with reads_of(engine) as reads:
@@ -206,6 +214,14 @@ def test_codes_asked_for_an_order_are_counted_from_that_orders_codes_alone(
     assert_read_by_index(session, read, "verification_codes", rows=CODES_PER_WINDOW, by="order_id")
 
 
+def _busy_shop_beside_a_quiet_one(session: Session) -> tuple[uuid.UUID, list[uuid.UUID]]:
+    """A shop of thousands of customers and another of a few, the shopper in both; the busy
+    shop's id and its customers' ids."""
+    busy, quiet = _shop(session, "busy"), _shop(session, "quiet")
+    _customers(session, quiet, OTHER_SHOP_CUSTOMERS, QUIET_SHOPIFY_IDS)
+    return busy, _customers(session, busy, CUSTOMERS, BUSY_SHOPIFY_IDS)
+
+
 def _shop(session: Session, name: str) -> uuid.UUID:
     shop = Shop(domain=f"{name}.myshopify.com", name=name.title())
     session.add(shop)
@@ -287,19 +303,6 @@ def _orders(session: Session, shop_id: uuid.UUID, customers: list[uuid.UUID]) ->
         ],
     )
     return ids
-
-
-def _conversation(
-    session: Session,
-    shop_id: uuid.UUID,
-    channel: Channel,
-    channel_ref: str,
-    actor: Actor,
-    now: datetime,
-) -> Conversation:
-    return start_conversation(
-        session, shop_id=shop_id, channel=channel, channel_ref=channel_ref, actor=actor, now=now
-    )
 
 
 def _conversations(
