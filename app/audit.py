@@ -58,7 +58,7 @@ from sqlalchemy.orm import (
 from sqlalchemy.sql.dml import Insert
 
 from app.actors import Actor
-from app.card_numbers import is_card_number
+from app.card_numbers import masked_as
 from app.clock import utcnow
 from app.crypto import read_or_create_secret
 from app.db import Base, UTCDateTime, locked_row
@@ -211,6 +211,7 @@ _NUMBER = re.compile(r"(?<![\w/])(?:\d[ -]?){12,18}\d(?!\w)")
 # Ids in the canonical UUID form, whose groups of digits would read as one number.
 _UUID = re.compile(r"(\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b)")
 _SECRET = re.compile(r"\b(sk|rk|whsec|shpat|shpss|cwst)_(live_|test_)?[A-Za-z0-9_-]{8,}")
+_MASK_CARD_NUMBER = masked_as("[card number redacted]")
 
 
 def redact(value: Any) -> Any:
@@ -220,18 +221,13 @@ def redact(value: Any) -> Any:
         masked = _SECRET.sub(lambda m: f"{m.group(1)}_{m.group(2) or ''}[redacted]", value)
         # split() keeps each UUID at the odd places; only the text between them is read.
         pieces = _UUID.split(masked)
-        pieces[::2] = [_NUMBER.sub(_card_or_not, piece) for piece in pieces[::2]]
+        pieces[::2] = [_NUMBER.sub(_MASK_CARD_NUMBER, piece) for piece in pieces[::2]]
         return "".join(pieces)
     if isinstance(value, Mapping):
         return {str(k): redact(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [redact(v) for v in value]
     return value
-
-
-def _card_or_not(match: re.Match[str]) -> str:
-    written = match.group(0)
-    return "[card number redacted]" if is_card_number(written) else written
 
 
 def record(

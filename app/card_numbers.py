@@ -8,6 +8,7 @@ each decides where to look for such a number.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # Between a card's digits: at most two separators (spaces of any kind, dots, dashes,
 # slashes): "4242 4242 4242 4242", "4242.4242.4242.4242", "4242 - 4242 - ...".
@@ -19,6 +20,17 @@ def is_card_number(written: str) -> bool:
     """``written``, 13 to 19 digits with what separates them, reads as a card number."""
     digits = re.sub(r"\D", "", written)
     return _luhn(digits) or bool(_GROUPS_OF_FOUR.match(written))
+
+
+def masked_as(label: str) -> Callable[[re.Match[str]], str]:
+    """A replacement for ``re.sub``: ``label`` where the match is a card number, else the
+    match as written."""
+
+    def mask(match: re.Match[str]) -> str:
+        written = match.group(0)
+        return label if is_card_number(written) else written
+
+    return mask
 
 
 def _luhn(digits: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from app.card_numbers import SEPARATOR, is_card_number
+from app.card_numbers import SEPARATOR, masked_as
 
 # 13 to 19 digits, separated as a card may be; whether they are one is is_card_number's call.
 _CARD = re.compile(rf"(?<!\d)(?:\d{SEPARATOR}){{12,18}}\d(?!\d)")
@@ -25,6 +25,7 @@ _ADDRESS = re.compile(
 )
 
 CARD_LABEL = "[card number removed]"
+_MASK_CARD = masked_as(CARD_LABEL)
 EMAIL_LABEL = "[email removed]"
 ADDRESS_LABEL = "[address removed]"
 
@@ -32,11 +33,6 @@ ADDRESS_LABEL = "[address removed]"
 def redacted(text: str) -> str:
     # Fullwidth and other compatibility digits become plain digits first (NFKC).
     text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
-    text = _CARD.sub(_card_or_not, text)
+    text = _CARD.sub(_MASK_CARD, text)
     text = _EMAIL.sub(EMAIL_LABEL, text)
     return _ADDRESS.sub(ADDRESS_LABEL, text)
-
-
-def _card_or_not(match: re.Match[str]) -> str:
-    written = match.group(0)
-    return CARD_LABEL if is_card_number(written) else written
