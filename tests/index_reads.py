@@ -4,25 +4,19 @@ A lookup that finds its rows by index reads about what it returns; one that does
 reads every row of the shop, or of the table, and filters them, which a test with a
 few rows never notices and a shop of 50,000 orders feels on every request. Tests here
 run the real code against a shop seeded with thousands of rows, catch the reads it
-sends (:func:`reads_of`), have PostgreSQL run each again under ``EXPLAIN ANALYZE`` and
-look at the plan's scans of a table (:func:`scans_of`)."""
+sends (:func:`sent_statements.statements_sent`), have PostgreSQL run each again under
+``EXPLAIN ANALYZE`` and look at the plan's scans of a table (:func:`scans_of`)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, event, text
+from sent_statements import Sent
+from sqlalchemy import text
 from sqlalchemy.orm import Session
-
-
-@dataclass(frozen=True)
-class Read:
-    statement: str
-    parameters: Any
 
 
 @dataclass(frozen=True)
@@ -41,29 +35,6 @@ class Scan:
         return self.node_type in ("Index Scan", "Index Only Scan", "Bitmap Heap Scan")
 
 
-@contextmanager
-def reads_of(engine: Engine) -> Iterator[list[Read]]:
-    """The ``SELECT`` statements ``engine`` sends while the block runs, with parameters."""
-    caught: list[Read] = []
-
-    def catch(
-        _connection: object,
-        _cursor: object,
-        statement: str,
-        parameters: Any,
-        _context: object,
-        executemany: bool,
-    ) -> None:
-        if not executemany and statement.lstrip().upper().startswith(("SELECT", "WITH")):
-            caught.append(Read(statement, parameters))
-
-    event.listen(engine, "before_cursor_execute", catch)
-    try:
-        yield caught
-    finally:
-        event.remove(engine, "before_cursor_execute", catch)
-
-
 def analyzed(session: Session) -> None:
     """Fresh statistics for the planner, as autovacuum keeps them in a live database."""
     session.commit()
@@ -71,7 +42,7 @@ def analyzed(session: Session) -> None:
     session.commit()
 
 
-def scans_of(session: Session, read: Read, table: str) -> list[Scan]:
+def scans_of(session: Session, read: Sent, table: str) -> list[Scan]:
     """The scans of ``table`` in the plan PostgreSQL runs for ``read``, run for real."""
     explained = session.connection().exec_driver_sql(
         f"EXPLAIN (ANALYZE, FORMAT JSON) {read.statement}", read.parameters
@@ -100,7 +71,7 @@ def scans_of(session: Session, read: Read, table: str) -> list[Scan]:
 
 def assert_read_by_index(
     session: Session,
-    read: Read,
+    read: Sent,
     table: str,
     *,
     rows: int,
@@ -119,12 +90,13 @@ def assert_read_by_index(
     assert sum(scan.discarded for scan in scans) <= discarded, scans
 
 
-def reads_of_table(reads: list[Read], table: str) -> list[Read]:
-    """The caught reads that name ``table`` in their ``FROM`` or ``JOIN``."""
+def reads_of_table(sent: list[Sent], table: str) -> list[Sent]:
+    """The reads among ``sent`` that name ``table`` in their ``FROM`` or ``JOIN``."""
     return [
         read
-        for read in reads
-        if f"FROM {table}" in read.statement or f"JOIN {table}" in read.statement
+        for read in sent
+        if read.statement.lstrip().upper().startswith(("SELECT", "WITH"))
+        and (f"FROM {table}" in read.statement or f"JOIN {table}" in read.statement)
     ]
 
 

@@ -20,7 +20,8 @@ from audit_support import (
 )
 from audit_tampering import reseal_without_key
 from flask import Flask
-from sqlalchemy import event, select
+from sent_statements import statements_sent
+from sqlalchemy import select
 
 from app import create_app
 from app.audit import AuditEvent, audit_key_ring, parse_audit_keys, verify_chain
@@ -178,18 +179,11 @@ def test_sealing_adds_no_statement_to_the_money_transaction(app: Flask) -> None:
     engine = Database.state(app).engine
     if engine.dialect.name != "postgresql":
         pytest.skip("statement count is PostgreSQL's (SQLite reads the head separately)")
-    statements: list[str] = []
     with open_session(app) as session:
         shop = make_shop(session)
         record_events(session, shop, 1)
-
-        def listen(*args: object) -> None:
-            statements.append(str(args[2]))
-
-        event.listen(engine, "before_cursor_execute", listen)
-        try:
+        with statements_sent(engine) as sent:
             record_events(session, shop, 1, start=1)
-        finally:
-            event.remove(engine, "before_cursor_execute", listen)
 
+    statements = [s.statement for s in sent]
     assert len([s for s in statements if "audit_" in s]) == 2, statements

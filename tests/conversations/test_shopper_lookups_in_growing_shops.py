@@ -17,7 +17,8 @@ from datetime import datetime, timedelta
 
 import pytest
 from flask import Flask
-from index_reads import analyzed, assert_read_by_index, reads_of, reads_of_table
+from index_reads import analyzed, assert_read_by_index, reads_of_table
+from sent_statements import statements_sent
 from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
 
@@ -76,11 +77,11 @@ def test_an_order_webhook_finds_the_orders_customer_by_shopify_id_not_among_the_
         "customer": {"admin_graphql_api_id": _gid(BUSY_SHOPIFY_IDS + SHOPPER)},
     }
 
-    with reads_of(engine) as reads:
+    with statements_sent(engine) as sent:
         found = customers_of_order_change(session, busy, "orders/updated", order_of_shopper)
 
     assert found == [customers[SHOPPER]]
-    (read,) = reads_of_table(reads, "customers")
+    (read,) = reads_of_table(sent, "customers")
     assert_read_by_index(session, read, "customers", rows=1, by="shopify_customer_id")
 
 
@@ -99,7 +100,7 @@ def test_a_signed_in_chat_finds_its_customer_by_shopify_id_not_among_the_shops(
     )
     analyzed(session)
 
-    with reads_of(engine) as reads:
+    with statements_sent(engine) as sent:
         customer = establish_logged_in(
             session,
             conversation=chat,
@@ -111,7 +112,7 @@ def test_a_signed_in_chat_finds_its_customer_by_shopify_id_not_among_the_shops(
     # The shopper's own customer, not a new one added for an id not found.
     assert customer.id == customers[SHOPPER]
     assert chat.identity_level == IdentityLevel.STRONG
-    (read,) = reads_of_table(reads, "customers")
+    (read,) = reads_of_table(sent, "customers")
     assert_read_by_index(session, read, "customers", rows=1, by="shopify_customer_id")
 
 
@@ -130,7 +131,7 @@ def test_a_helpdesk_sender_is_found_by_email_in_any_case_not_among_the_shops(
     )
     analyzed(session)
 
-    with reads_of(engine) as reads:
+    with statements_sent(engine) as sent:
         customer = establish_helpdesk_sender(
             session,
             conversation=ticket,
@@ -141,7 +142,7 @@ def test_a_helpdesk_sender_is_found_by_email_in_any_case_not_among_the_shops(
 
     assert customer is not None and customer.id == customers[SHOPPER]
     assert ticket.identity_level == IdentityLevel.MEDIUM
-    (read,) = reads_of_table(reads, "customers")
+    (read,) = reads_of_table(sent, "customers")
     assert_read_by_index(session, read, "customers", rows=1, by="lower(")
 
 
@@ -159,11 +160,11 @@ def test_an_agents_case_search_reads_the_customer_by_email_and_only_their_cases(
     (newer,) = _cases(session, busy, [customers[SHOPPER]], now - timedelta(days=2))
     analyzed(session)
 
-    with reads_of(engine) as reads:
+    with statements_sent(engine) as sent:
         answer = _find_case(session, AgentCredential(shop_id=busy), _email(SHOPPER).lower())
 
     assert [uuid.UUID(case["case_id"]) for case in answer.data["cases"]] == [newer, older]
-    (read,) = reads_of_table(reads, "cases")
+    (read,) = reads_of_table(sent, "cases")
     assert_read_by_index(session, read, "customers", rows=1, by="lower(")
     assert_read_by_index(session, read, "cases", rows=2, by="customer_id")
 
@@ -205,10 +206,10 @@ def test_codes_asked_for_an_order_are_counted_from_that_orders_codes_alone(
     analyzed(session)
     conversation = session.get_one(Conversation, chat)
 
-    with reads_of(engine) as reads, pytest.raises(TooManyRequests):
+    with statements_sent(engine) as sent, pytest.raises(TooManyRequests):
         _refuse_too_many(session, conversation=conversation, now=now, order_id=order)
 
-    (read,) = reads_of_table(reads, "verification_codes")
+    (read,) = reads_of_table(sent, "verification_codes")
     # By the order: a read by the codes' time alone reads every shop's recent codes, and
     # an index led by another column is gone through whole, with little discarded to show.
     assert_read_by_index(session, read, "verification_codes", rows=CODES_PER_WINDOW, by="order_id")

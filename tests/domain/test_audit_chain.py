@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from audit_tampering import intruder
 from flask import Flask
-from sqlalchemy import delete, event, select, update
+from sent_statements import statements_sent
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import DatabaseError
 from sqlalchemy.orm import Session
 
@@ -194,17 +195,10 @@ def test_a_transactions_events_are_chained_at_commit_under_one_lock_of_the_head(
     session.commit()
     for note in ("first", "second", "third"):
         _note(session, shop, note)
-    statements: list[str] = []
-
-    def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
-        statements.append(statement)
-
     engine = session.get_bind()
-    event.listen(engine, "before_cursor_execute", seen)
-    try:
+    with statements_sent(engine) as sent:
         session.commit()
-    finally:
-        event.remove(engine, "before_cursor_execute", seen)
+    statements = [s.statement for s in sent]
 
     # One locked read of the head, then the insert of the three events and the move of
     # the head: on PostgreSQL one statement (the move a data-modifying WITH), on SQLite

@@ -6,7 +6,8 @@ import hashlib
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import delete, event
+from sent_statements import statements_sent
+from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from app.actors import Surface, staff
@@ -122,30 +123,22 @@ def test_a_token_is_read_with_its_shop_and_the_persons_role_in_one_statement(
     """Every staff request reads all three; a person removed from the shop is found
     removed by the same read."""
     secret = _issue(session, shop)
-    statements: list[str] = []
-
-    def seen(*args: object) -> None:
-        statements.append(str(args[2]))
-
     engine = session.get_bind()
-    event.listen(engine, "before_cursor_execute", seen)
-    try:
-        with Session(engine) as request:
-            row = authenticate_token(request, secret, now=utcnow())
-            found, member = shop_and_member(request, row.shop_id, row.user_id)
-            assert (found, member) == (
-                request.get(Shop, shop.id),
-                staff_member(request, shop.id, "sam"),
-            )
-            assert member is not None and member.role == StaffRole.APPROVER
-        assert len([s for s in statements if "staff_members" in s or "shops" in s]) == 1
-        session.execute(delete(StaffMember).where(StaffMember.user_id == "sam"))
-        session.commit()
-        with Session(engine) as request:
-            row = authenticate_token(request, secret, now=utcnow())
-            assert shop_and_member(request, row.shop_id, row.user_id) == (
-                request.get(Shop, shop.id),
-                None,
-            )
-    finally:
-        event.remove(engine, "before_cursor_execute", seen)
+    with statements_sent(engine) as sent, Session(engine) as request:
+        row = authenticate_token(request, secret, now=utcnow())
+        found, member = shop_and_member(request, row.shop_id, row.user_id)
+        assert (found, member) == (
+            request.get(Shop, shop.id),
+            staff_member(request, shop.id, "sam"),
+        )
+        assert member is not None and member.role == StaffRole.APPROVER
+    statements = [s.statement for s in sent]
+    assert len([s for s in statements if "staff_members" in s or "shops" in s]) == 1
+    session.execute(delete(StaffMember).where(StaffMember.user_id == "sam"))
+    session.commit()
+    with Session(engine) as request:
+        row = authenticate_token(request, secret, now=utcnow())
+        assert shop_and_member(request, row.shop_id, row.user_id) == (
+            request.get(Shop, shop.id),
+            None,
+        )

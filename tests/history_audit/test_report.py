@@ -27,7 +27,7 @@ from empty_tables import empty_tables
 from flask import Flask
 from flask.testing import FlaskClient
 from own_database import own_database
-from sqlalchemy import event
+from sent_statements import statements_sent
 
 from app import create_app
 from app.db import Database
@@ -438,23 +438,15 @@ def test_a_thousand_findings_render_in_one_request_with_as_many_queries_as_two(
     client: FlaskClient, shops: Shops
 ) -> None:
     engine = Database.state(shops.app).engine
-    statements: list[str] = []
 
-    def count(*args: Any) -> None:
-        statements.append(args[2])
-
-    def queries(shop: Shop) -> tuple[int, str]:
-        statements.clear()
-        event.listen(engine, "before_cursor_execute", count)
-        try:
+    def queries(shop: Shop) -> tuple[list[str], str]:
+        with statements_sent(engine) as sent:
             page = text_of(open_page(client, shop, VIEWER, "/app/history", limit="1000"))
-        finally:
-            event.remove(engine, "before_cursor_execute", count)
-        return len(statements), page
+        return [s.statement for s in sent], page
 
     few, small = queries(shops.small)
     many, large = queries(shops.large)
 
     assert len(_findings_rows(small)) == 2
     assert len(_findings_rows(large)) == 1000
-    assert many == few, statements
+    assert len(many) == len(few), many

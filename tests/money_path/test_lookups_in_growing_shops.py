@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from index_reads import analyzed, assert_read_by_index, reads_of, reads_of_table
+from index_reads import analyzed, assert_read_by_index, reads_of_table
 from money_path_harness import Staff
+from sent_statements import statements_sent
 from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
 
@@ -125,11 +126,11 @@ def test_the_sweep_reads_only_the_calls_left_unfinished(
     _unfinished_call(session, under_way, 1, "submit", now - timedelta(seconds=5))
     analyzed(session)
 
-    with reads_of(engine) as reads:
+    with statements_sent(engine) as sent:
         closed = _close_interrupted_attempts(session, stuck_before, now)
 
     assert sorted(closed) == sorted(cut_off)
-    (read,) = reads_of_table(reads, "action_attempts")
+    (read,) = reads_of_table(sent, "action_attempts")
     assert_read_by_index(session, read, "action_attempts", rows=len(cut_off))
 
 
@@ -144,7 +145,7 @@ def test_the_queue_pages_the_latest_cases_and_reads_only_the_proposals_awaiting_
     _proposals(session, others, [ProposalStatus.AWAITING_APPROVAL] * len(others))
     analyzed(session)
 
-    with reads_of(engine) as reads:
+    with statements_sent(engine) as sent:
         queue = case_queue(session, busy.id)
 
     awaiting = {case["id"] for case in cases if case["status"] == CaseStatus.AWAITING_APPROVAL}
@@ -155,7 +156,7 @@ def test_the_queue_pages_the_latest_cases_and_reads_only_the_proposals_awaiting_
     )
     assert (queue.total, queue.counts[QueueFilter.NEEDS_APPROVAL]) == (HISTORY, len(awaiting))
     # The counts read every case of the shop by design; the page must not.
-    (page,) = [read for read in reads_of_table(reads, "cases") if "LIMIT" in read.statement]
+    (page,) = [read for read in reads_of_table(sent, "cases") if "LIMIT" in read.statement]
     # The page's sort by id within a moment reads one case past the page.
     assert_read_by_index(session, page, "cases", rows=QUEUE_LENGTH, beyond=1)
     assert_read_by_index(session, page, "proposals", rows=len(awaiting))
@@ -170,11 +171,11 @@ def test_the_cases_api_reads_the_latest_cases_not_the_shops_history(
     _cases(session, quiet.id, OTHER_SHOP_HISTORY, picker, now)
     analyzed(session)
 
-    with reads_of(engine) as reads:
+    with statements_sent(engine) as sent:
         listed = [case.id for case in list_cases(session, busy.id)]
 
     assert listed == [case["id"] for case in _latest(cases, "updated_at")[:CASES_API_PAGE]]
-    (read,) = reads_of_table(reads, "cases")
+    (read,) = reads_of_table(sent, "cases")
     assert_read_by_index(session, read, "cases", rows=CASES_API_PAGE)
 
 
@@ -189,13 +190,13 @@ def test_the_actions_api_reads_the_newest_actions_not_the_shops_history(
     analyzed(session)
     token = Staff.issue_token(app, busy.domain, "vera.viewer")
 
-    with reads_of(engine) as reads:
+    with statements_sent(engine) as sent:
         response = client.get("/api/actions", headers={"Authorization": f"Bearer {token}"})
 
     assert response.status_code == 200, response.get_json()
     listed = [action["id"] for action in response.get_json()["actions"]]
     assert listed == [str(action["id"]) for action in _latest(actions, "created_at")[:PAGE_DEFAULT]]
-    (read,) = reads_of_table(reads, "actions")
+    (read,) = reads_of_table(sent, "actions")
     # The page's sort by id within a moment reads one action past the page.
     assert_read_by_index(session, read, "actions", rows=PAGE_DEFAULT, beyond=1)
 
@@ -221,7 +222,7 @@ def test_the_caps_sums_read_the_periods_actions_not_the_shops_history(
     analyzed(session)
     policy = PolicyRules(**{cap: CapRule(CAP, CAP_PERIOD)})
 
-    with reads_of(engine) as reads:
+    with statements_sent(engine) as sent:
         spending = cap_spending(
             session,
             busy.id,
@@ -261,7 +262,7 @@ def test_the_caps_sums_read_the_periods_actions_not_the_shops_history(
         for action in actions
         if action["created_at"] >= since and action["status"] not in ActionStatus.IN_FLIGHT
     ]
-    (read,) = reads_of_table(reads, "actions")
+    (read,) = reads_of_table(sent, "actions")
     assert_read_by_index(
         session, read, "actions", rows=len(counted), discarded=len(readable) - len(counted)
     )

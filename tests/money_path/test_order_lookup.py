@@ -6,7 +6,8 @@ the statement the checks run (``EXPLAIN ANALYZE``) says which rows it read."""
 from __future__ import annotations
 
 import pytest
-from index_reads import Read, analyzed, assert_read_by_index
+from index_reads import analyzed, assert_read_by_index
+from sent_statements import Sent
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
@@ -49,4 +50,4 @@ def test_the_order_a_payment_paid_is_found_by_the_payment_not_among_the_shops_or
 
     compiled = _ORDER_PAID_BY.compile(dialect=session.get_bind().dialect)
     params = compiled.construct_params({"shop_id": shop.id, "payment_id": f"pi_{1234:024d}"})
-    assert_read_by_index(session, Read(str(compiled), params), "orders", rows=1, by="payment_id")
+    assert_read_by_index(session, Sent(str(compiled), params), "orders", rows=1, by="payment_id")

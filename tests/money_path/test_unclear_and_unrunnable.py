@@ -15,7 +15,6 @@ over HTTP, with the clock moved by hand instead of waiting.
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -31,7 +30,8 @@ from fault_support import (
 )
 from money_path_harness import Account, Staff, unreachable, writes_refused
 from rq import Queue
-from sqlalchemy import event, select
+from sent_statements import statements_sent
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.clock import utcnow
@@ -167,19 +167,10 @@ def test_the_job_reads_the_shops_connection_with_the_locked_action(
     count.)"""
     action_id = _approved(approver, linen)
     engine = ctx.session_factory.kw["bind"]
-    statements: list[str] = []
-    job_thread = threading.get_ident()
-
-    def seen(*args: object) -> None:
-        if threading.get_ident() == job_thread:
-            statements.append(str(args[2]))
-
-    event.listen(engine, "before_cursor_execute", seen)
-    try:
+    with statements_sent(engine, this_thread_only=True) as sent:
         assert execute_action(ctx, action_id) == "succeeded"
-    finally:
-        event.remove(engine, "before_cursor_execute", seen)
 
+    statements = [s.statement for s in sent]
     reading = [s for s in statements if "FROM connections" in s or "JOIN connections" in s]
     assert len(reading) == 1, reading
     assert "FROM actions" in reading[0] and "FOR UPDATE" in reading[0]
