@@ -48,7 +48,5 @@ def downgrade() -> None:
         op.execute("DROP TRIGGER audit_events_append_only ON audit_events")
         op.execute("DROP FUNCTION audit_events_append_only()")
     else:
-        # Gone already when a later downgrade rebuilt the table (SQLite's batch mode does
-        # that to drop a column, and a rebuilt table keeps no triggers).
         for verb in ("update", "delete"):
-            op.execute(f"DROP TRIGGER IF EXISTS audit_events_no_{verb}")
+            op.execute(f"DROP TRIGGER audit_events_no_{verb}")

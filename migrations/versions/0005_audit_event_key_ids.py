@@ -27,5 +27,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("audit_events") as batch:
+    # Dropped in place, never by rebuilding the table (SQLite's way for older versions):
+    # a rebuilt table would lose its append-only triggers (revision 0003).
+    with op.batch_alter_table("audit_events", recreate="never") as batch:
         batch.drop_column("key_id")
