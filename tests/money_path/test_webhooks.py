@@ -46,6 +46,7 @@ from app.execution.executor import ExecutionContext
 from app.execution.models import ProviderEvent
 from app.settings import Settings
 from integrations.stripe.sandbox import StripeSandbox
+from integrations.stripe.webhooks import TOLERANCE_SECONDS
 
 
 @pytest.fixture(autouse=True)
@@ -314,10 +315,16 @@ REFUSED: dict[str, Callable[[bytes, str], tuple[bytes, dict[str, str]]]] = {
         payload.replace(b"refund.updated", b"refund.created"),
         _signed(payload, secret),
     ),
-    "expired": lambda payload, secret: (payload, _signed(payload, secret, time.time() - 301)),
+    # A whole tolerance beyond the window on either side: a slow machine may take seconds
+    # between signing and checking, which would carry a timestamp just past the future edge
+    # back inside the window.
+    "expired": lambda payload, secret: (
+        payload,
+        _signed(payload, secret, time.time() - 2 * TOLERANCE_SECONDS),
+    ),
     "from the future": lambda payload, secret: (
         payload,
-        _signed(payload, secret, time.time() + 301),
+        _signed(payload, secret, time.time() + 2 * TOLERANCE_SECONDS),
     ),
     "a garbled signature header": lambda payload, secret: (
         payload,
