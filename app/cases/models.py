@@ -113,8 +113,13 @@ class CaseStatus(StrEnum):
 
 class Case(Base):
     __tablename__ = "cases"
-    # A shop's cases most recently moved first: the queue and the cases API page by it.
-    __table_args__ = (Index("ix_cases_shop_id_updated_at", "shop_id", "updated_at"),)
+    # A shop's cases most recently moved first: the queue and the cases API page by it; the
+    # API's page of one status by the second, which a rare status would otherwise read
+    # through the shop's whole history to fill.
+    __table_args__ = (
+        Index("ix_cases_shop_id_updated_at", "shop_id", "updated_at"),
+        Index("ix_cases_shop_id_status_updated_at", "shop_id", "status", "updated_at"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
