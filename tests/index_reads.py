@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from sent_statements import Sent
 from sqlalchemy import text
 from sqlalchemy.orm import Session
@@ -33,6 +34,12 @@ class Scan:
     @property
     def by_index(self) -> bool:
         return self.node_type in ("Index Scan", "Index Only Scan", "Bitmap Heap Scan")
+
+
+def skip_unless_postgresql(database: str) -> None:
+    """Skip the calling test on any other database: the plans read here are PostgreSQL's."""
+    if not database.startswith("postgresql"):
+        pytest.skip("the plan read here is PostgreSQL's")
 
 
 def analyzed(session: Session) -> None:

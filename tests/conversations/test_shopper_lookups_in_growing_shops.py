@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from flask import Flask
-from index_reads import analyzed, assert_read_by_index, reads_of_table
+from index_reads import analyzed, assert_read_by_index, reads_of_table, skip_unless_postgresql
 from sent_statements import statements_sent
 from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
@@ -63,8 +63,7 @@ GORGIAS = system_actor("gorgias", Surface.HELPDESK)
 
 @pytest.fixture
 def engine(app: Flask, database: str) -> Engine:
-    if not database.startswith("postgresql"):
-        pytest.skip("the plan read here is PostgreSQL's")
+    skip_unless_postgresql(database)
     return Database.state(app).engine
 
 

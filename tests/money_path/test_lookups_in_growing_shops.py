@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from index_reads import analyzed, assert_read_by_index, reads_of_table
+from index_reads import analyzed, assert_read_by_index, reads_of_table, skip_unless_postgresql
 from money_path_harness import Staff
 from sent_statements import statements_sent
 from sqlalchemy import Engine, insert
@@ -86,8 +86,7 @@ ACTION_KINDS = {"refund": 75, "customer_credit": 15, "discount": 10}
 
 @pytest.fixture(autouse=True)
 def _postgresql(database: str) -> None:
-    if not database.startswith("postgresql"):
-        pytest.skip("the plan read here is PostgreSQL's")
+    skip_unless_postgresql(database)
 
 
 @pytest.fixture

@@ -5,8 +5,7 @@ the statement the checks run (``EXPLAIN ANALYZE``) says which rows it read."""
 
 from __future__ import annotations
 
-import pytest
-from index_reads import analyzed, assert_read_by_index
+from index_reads import analyzed, assert_read_by_index, skip_unless_postgresql
 from sent_statements import Sent
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
@@ -21,8 +20,7 @@ ORDERS = 3000
 def test_the_order_a_payment_paid_is_found_by_the_payment_not_among_the_shops_orders(
     session: Session, database: str
 ) -> None:
-    if not database.startswith("postgresql"):
-        pytest.skip("the plan read here is PostgreSQL's")
+    skip_unless_postgresql(database)
     shop = Shop(domain="many-orders.myshopify.com", name="Many orders")
     session.add(shop)
     session.flush()
