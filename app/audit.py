@@ -72,7 +72,7 @@ class AuditEvent(Base):
     __table_args__ = (UniqueConstraint("shop_id", "seq"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
     seq: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(String(64))
     # Who, as ``Actor.ref``; the kind and the surface they came through beside it.

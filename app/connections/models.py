@@ -17,7 +17,7 @@ class Connection(Base):
     __table_args__ = (UniqueConstraint("shop_id", "provider"),)
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
-    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
     provider: Mapped[str] = mapped_column(String(32))
     account_id: Mapped[str | None] = mapped_column(String(255))
     livemode: Mapped[bool] = mapped_column(Boolean)

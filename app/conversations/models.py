@@ -58,7 +58,7 @@ class Conversation(Base):
     __table_args__ = (UniqueConstraint("shop_id", "channel", "channel_ref"),)
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
-    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
     channel: Mapped[str] = mapped_column(String(16))
     # The channel's own id: a helpdesk ticket id, or for the storefront the SHA-256 of
     # the token only the shopper's browser holds.

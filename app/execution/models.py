@@ -133,7 +133,7 @@ class ActionAttempt(Base):
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    action_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("actions.id"), index=True)
+    action_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("actions.id"))
     number: Mapped[int] = mapped_column(Integer)
     purpose: Mapped[str] = mapped_column(String(16))  # submit | find
     idempotency_key: Mapped[str] = mapped_column(String(255))
@@ -154,7 +154,7 @@ class ProviderEvent(Base):
     __table_args__ = (UniqueConstraint("shop_id", "provider", "event_id"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    shop_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("shops.id"), index=True)
+    shop_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("shops.id"))
     provider: Mapped[str] = mapped_column(String(32))
     event_id: Mapped[str] = mapped_column(String(255))
     type: Mapped[str] = mapped_column(String(128))

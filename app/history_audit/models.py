@@ -122,8 +122,8 @@ class HistoryFinding(Base):
     __tablename__ = "history_findings"
     __table_args__ = (
         # A finding is its rule over its records: computed twice, kept once.
+        # Also the index of a scan's findings by rule.
         UniqueConstraint("scan_id", "rule", "records_key"),
-        Index("ix_history_findings_scan_rule", "scan_id", "rule"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)

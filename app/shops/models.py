@@ -55,7 +55,7 @@ class StaffMember(Base):
     __table_args__ = (UniqueConstraint("shop_id", "user_id"),)
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
-    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
     # The identity the staff token carries (Shopify's user id, ``sub``).
     user_id: Mapped[str] = mapped_column(String(255))
     email: Mapped[str | None] = mapped_column(String(320))
@@ -72,7 +72,7 @@ class ShopPolicy(Base):
     __table_args__ = (UniqueConstraint("shop_id", "version"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), index=True)
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
     version: Mapped[int] = mapped_column(Integer)
     rules: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_by: Mapped[str] = mapped_column(String(255))

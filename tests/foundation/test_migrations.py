@@ -36,3 +36,30 @@ def test_the_revisions_build_exactly_the_models(migrated_database_url: str) -> N
     finally:
         engine.dispose()
     assert differences == []
+
+
+def test_no_index_is_the_start_of_another(migrated_database_url: str) -> None:
+    """An index whose columns lead another index, unique constraint or primary key of its
+    table finds nothing the longer one does not, and every insert pays for both."""
+    engine = make_engine(migrated_database_url)
+    served = []
+    try:
+        inspector = inspect(engine)
+        for table in inspector.get_table_names():
+            longer = [c["column_names"] for c in inspector.get_unique_constraints(table)]
+            longer.append(inspector.get_pk_constraint(table)["constrained_columns"])
+            plain = []
+            for index in inspector.get_indexes(table):
+                columns = index["column_names"]
+                longer.append(columns)
+                partial = any(k.endswith("_where") for k in index.get("dialect_options", {}))
+                if not index["unique"] and not partial and None not in columns:
+                    plain.append((index["name"], columns))
+            served += [
+                (table, name)
+                for name, columns in plain
+                if any(other[: len(columns)] == columns and other != columns for other in longer)
+            ]
+    finally:
+        engine.dispose()
+    assert served == []
