@@ -2,8 +2,9 @@
 against answers shaped as Shopify sends them.
 
 The schema file (3.4 MB) is read from the shared specs folder beside the checkout and
-built once per run. Without it these schema tests skip, naming the folder; with
-``CASEWARD_STRICT_TESTS=1`` the skip is a failure.
+built once per run (``conformance.published_schema``, the ``schema`` fixture). Without it
+these schema tests skip, naming the folder; with ``CASEWARD_STRICT_TESTS=1`` the skip is a
+failure.
 """
 
 from __future__ import annotations
@@ -24,14 +25,12 @@ from graphql import (
     OperationDefinitionNode,
     SelectionSetNode,
     VariableNode,
-    build_schema,
     get_named_type,
     is_leaf_type,
     parse,
     validate,
 )
 from graphql.execution.values import get_variable_values
-from stripe_spec import specs_dir
 
 from integrations.shopify import documents
 from integrations.shopify.documents import (
@@ -57,17 +56,8 @@ from integrations.shopify.money import (
     to_minor_units,
 )
 
-SCHEMA_FILE = "shopify-admin-graphql-2026-04.graphql"
 # Shopify refuses a single query whose requested cost exceeds 1,000 points.
 MAX_SINGLE_QUERY_COST = 1000
-
-
-@pytest.fixture(scope="session")
-def schema() -> GraphQLSchema:
-    path = specs_dir() / SCHEMA_FILE
-    if not path.is_file():
-        pytest.skip(f"Shopify's Admin GraphQL schema {SCHEMA_FILE} not found in {specs_dir()}")
-    return build_schema(path.read_text(encoding="utf-8"))
 
 
 # ---------------------------------------------------------------- documents
