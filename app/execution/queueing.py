@@ -74,14 +74,17 @@ def enqueue_refresh(queue: Queue, action_id: uuid.UUID, event_id: str) -> bool:
     )
 
 
-def enqueue_privacy_request(queue: Queue, event_row_id: int) -> None:
-    """Answer a stored privacy webhook (on the background queue); once per event."""
+def enqueue_privacy_request(queue: Queue, shop_id: uuid.UUID, event_row_id: int) -> None:
+    """Answer a stored privacy webhook (on the background queue); once per event. The shop
+    is in the job id, as in :func:`enqueue_helpdesk_call`: row ids restart with each
+    database, and a job of an earlier database's row of the same number, still kept by
+    Redis, would have silently stood in for this one."""
     # Already queued is fine: the stored event is the truth either way.
     with contextlib.suppress(DuplicateJobError):
         queue.enqueue(
             "app.privacy.jobs.answer_privacy_request",
             event_row_id,
-            job_id=f"privacy-{event_row_id}",
+            job_id=f"privacy-{shop_id}-{event_row_id}",
             unique=True,
             result_ttl=_RESULT_TTL,
             failure_ttl=30 * 24 * 3600,  # Shopify allows 30 days to act; keep the failure

@@ -28,13 +28,12 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app import audit
 from app.cases.store_orders import customers_of_order_change
 from app.clock import utcnow
-from app.db import request_session
+from app.db import insert_returning_unless_present, request_session
 from app.errors import NotFound, Unauthenticated
 from app.execution.models import ProviderEvent
 from app.execution.queueing import enqueue_order_refresh, enqueue_privacy_request
@@ -66,8 +65,8 @@ def receive() -> tuple[Response, int]:
         # Signed by Shopify for a shop that never installed Caseward: nothing to act on.
         return jsonify({"received": True, "known_shop": False}), 200
     now = utcnow()
-    event = _keep_once(session, shop, verification, now)
-    if event is None:
+    event_row_id = _keep_once(session, shop, verification, now)
+    if event_row_id is None:
         session.rollback()
         return jsonify({"received": True, "duplicate": True}), 200
     acted = _act(session, shop, verification, now)
@@ -76,7 +75,7 @@ def receive() -> tuple[Response, int]:
     )
     session.commit()
     if verification.topic in PRIVACY_TOPICS:
-        enqueue_privacy_request(RedisExtension.background_queue(current_app), event.id)
+        enqueue_privacy_request(RedisExtension.background_queue(current_app), shop.id, event_row_id)
         acted = "queued"
     for customer_id in customers:
         enqueue_order_refresh(RedisExtension.background_queue(current_app), customer_id)
@@ -84,25 +83,22 @@ def receive() -> tuple[Response, int]:
     return jsonify({"received": True, "acted": acted}), 200
 
 
-def _keep_once(
-    session: Session, shop: Shop, hook: VerifiedWebhook, now: datetime
-) -> ProviderEvent | None:
-    event = ProviderEvent(
-        shop_id=shop.id,
-        provider="shopify",
-        event_id=hook.event_id or hook.webhook_id,
-        type=hook.topic,
-        object_id=_object_id(hook.payload),
-        created=hook.triggered_at or now,
-        payload=dict(hook.payload),
-        received_at=now,
-    )
-    try:
-        with session.begin_nested():
-            session.add(event)
-        return event
-    except IntegrityError:
-        return None
+def _keep_once(session: Session, shop: Shop, hook: VerifiedWebhook, now: datetime) -> int | None:
+    """Keep the delivery once per shop and event: its row's id, or None when a delivery of
+    the same event was kept before (one ``INSERT ... ON CONFLICT DO NOTHING``, no savepoint)."""
+    values = {
+        "shop_id": shop.id,
+        "provider": "shopify",
+        "event_id": hook.event_id or hook.webhook_id,
+        "type": hook.topic,
+        "object_id": _object_id(hook.payload),
+        "created": hook.triggered_at or now,
+        "payload": dict(hook.payload),
+        "received_at": now,
+    }
+    unique = ("shop_id", "provider", "event_id")
+    kept = insert_returning_unless_present(session, ProviderEvent, unique, values)
+    return None if kept is None else int(kept.id)
 
 
 def _act(session: Session, shop: Shop, hook: VerifiedWebhook, now: datetime) -> str | None:

@@ -311,7 +311,7 @@ def _answer_queued(app: Flask, settings: Settings) -> str:
     return answer_stored_request(
         Database.state(app).session_factory,
         secret_box(settings),
-        int(job_id.removeprefix("privacy-")),
+        int(job_id.rsplit("-", 1)[1]),
         now=utcnow(),
     )
 
