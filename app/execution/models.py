@@ -18,10 +18,10 @@ from sqlalchemy import (
     Uuid,
     text,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from app.clock import utcnow
-from app.db import Base, UTCDateTime
+from app.db import Base, UTCDateTime, insert_returning_unless_present
 
 
 class ActionStatus(StrEnum):
@@ -146,12 +146,17 @@ class ActionAttempt(Base):
     detail: Mapped[str | None] = mapped_column(Text)
 
 
+# What makes a provider's event one: each shop gets its own delivery of an event (two shops
+# may share one account).
+PROVIDER_EVENT_KEY = ("shop_id", "provider", "event_id")
+
+
 class ProviderEvent(Base):
-    """A webhook received, kept once per provider event id."""
+    """What a provider sent (a webhook, a helpdesk call, an agent's command), kept once per
+    shop, provider and event id (:func:`keep_provider_event`)."""
 
     __tablename__ = "provider_events"
-    # Each shop gets its own delivery of an event (two shops may share one account).
-    __table_args__ = (UniqueConstraint("shop_id", "provider", "event_id"),)
+    __table_args__ = (UniqueConstraint(*PROVIDER_EVENT_KEY),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     shop_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("shops.id"))
@@ -162,6 +167,36 @@ class ProviderEvent(Base):
     created: Mapped[datetime] = mapped_column(UTCDateTime())
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+def keep_provider_event(
+    session: Session,
+    *,
+    shop_id: uuid.UUID,
+    provider: str,
+    event_id: str,
+    event_type: str,
+    object_id: str | None,
+    payload: dict[str, Any],
+    created: datetime,
+    received_at: datetime,
+) -> int | None:
+    """Keep the event: its row's id, or None when this shop kept the same event before (a
+    redelivery, a retry, a replay), which then changes nothing. One ``INSERT ... ON CONFLICT
+    DO NOTHING``: no savepoint to roll back to, and no other integrity error is taken for a
+    repeat."""
+    values = {
+        "shop_id": shop_id,
+        "provider": provider,
+        "event_id": event_id,
+        "type": event_type,
+        "object_id": object_id,
+        "payload": payload,
+        "created": created,
+        "received_at": received_at,
+    }
+    kept = insert_returning_unless_present(session, ProviderEvent, PROVIDER_EVENT_KEY, values)
+    return None if kept is None else int(kept.id)
 
 
 class TargetLock(Base):

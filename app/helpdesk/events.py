@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import Actor
 from app.errors import InvalidInput
-from app.execution.models import ProviderEvent
+from app.execution.models import keep_provider_event
 from app.helpdesk.connection import GORGIAS
 from app.validation import choice, integer, only_keys, text
 from app.words import said
@@ -77,27 +76,26 @@ def keep_once(
     call: IntegrationCall,
     actor: Actor,
     now: datetime,
-) -> ProviderEvent | None:
-    """Store the call, or None when it was stored before (a retry or a replay)."""
-    row = ProviderEvent(
+) -> int | None:
+    """Store the call: its row's id, or None when it was stored before (a retry or a
+    replay)."""
+    kept = keep_provider_event(
+        session,
         shop_id=shop_id,
         provider=GORGIAS,
         event_id=call.key,
-        type=call.event,
+        event_type=call.event,
         object_id=str(call.ticket_id),
-        created=now,
         payload={
             "event": call.event,
             "ticket_id": call.ticket_id,
             "message_id": call.message_id,
             "updated": call.updated,
         },
+        created=now,
         received_at=now,
     )
-    try:
-        with session.begin_nested():
-            session.add(row)
-    except IntegrityError:
+    if kept is None:
         return None
     audit.record(
         session,
@@ -107,7 +105,7 @@ def keep_once(
         data={"event": call.event, "ticket_id": call.ticket_id, "message_id": call.message_id},
         now=now,
     )
-    return row
+    return kept
 
 
 def _gorgias_id(value: object, field: str) -> int:

@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.actors import Actor
 from app.conversations.identity import establish_helpdesk_sender
 from app.conversations.models import Author, Channel, Conversation, Message
 from app.conversations.service import find_conversation, receive_message, start_conversation
-from app.execution.models import ProviderEvent
+from app.execution.models import keep_provider_event
 from app.helpdesk.connection import GORGIAS
 from app.helpdesk.sidebar import ticket_ref
 
@@ -129,19 +128,15 @@ def take_command(
     session: Session, *, shop_id: uuid.UUID, command: AgentCommand, now: datetime
 ) -> bool:
     """Claim ``command`` to act on it; False when it was acted on before."""
-    row = ProviderEvent(
+    kept = keep_provider_event(
+        session,
         shop_id=shop_id,
         provider=GORGIAS,
         event_id=f"command:{command.note_id}",
-        type=f"command:{command.command.value}",
+        event_type=f"command:{command.command.value}",
         object_id=str(command.note_id),
-        created=now,
         payload={"command": command.command.value, "agent": command.agent_email},
+        created=now,
         received_at=now,
     )
-    try:
-        with session.begin_nested():
-            session.add(row)
-    except IntegrityError:
-        return False
-    return True
+    return kept is not None

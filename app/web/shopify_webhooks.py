@@ -33,9 +33,9 @@ from sqlalchemy.orm import Session
 from app import audit
 from app.cases.store_orders import customers_of_order_change
 from app.clock import utcnow
-from app.db import insert_returning_unless_present, request_session
+from app.db import request_session
 from app.errors import NotFound, Unauthenticated
-from app.execution.models import ProviderEvent
+from app.execution.models import keep_provider_event
 from app.execution.queueing import enqueue_order_refresh, enqueue_privacy_request
 from app.privacy.service import PRIVACY_TOPICS
 from app.queue import RedisExtension
@@ -65,7 +65,17 @@ def receive() -> tuple[Response, int]:
         # Signed by Shopify for a shop that never installed Caseward: nothing to act on.
         return jsonify({"received": True, "known_shop": False}), 200
     now = utcnow()
-    event_row_id = _keep_once(session, shop, verification, now)
+    event_row_id = keep_provider_event(
+        session,
+        shop_id=shop.id,
+        provider="shopify",
+        event_id=verification.event_id or verification.webhook_id,
+        event_type=verification.topic,
+        object_id=_object_id(verification.payload),
+        payload=dict(verification.payload),
+        created=verification.triggered_at or now,
+        received_at=now,
+    )
     if event_row_id is None:
         session.rollback()
         return jsonify({"received": True, "duplicate": True}), 200
@@ -81,24 +91,6 @@ def receive() -> tuple[Response, int]:
         enqueue_order_refresh(RedisExtension.background_queue(current_app), customer_id)
         acted = "orders_refresh_queued"
     return jsonify({"received": True, "acted": acted}), 200
-
-
-def _keep_once(session: Session, shop: Shop, hook: VerifiedWebhook, now: datetime) -> int | None:
-    """Keep the delivery once per shop and event: its row's id, or None when a delivery of
-    the same event was kept before (one ``INSERT ... ON CONFLICT DO NOTHING``, no savepoint)."""
-    values = {
-        "shop_id": shop.id,
-        "provider": "shopify",
-        "event_id": hook.event_id or hook.webhook_id,
-        "type": hook.topic,
-        "object_id": _object_id(hook.payload),
-        "created": hook.triggered_at or now,
-        "payload": dict(hook.payload),
-        "received_at": now,
-    }
-    unique = ("shop_id", "provider", "event_id")
-    kept = insert_returning_unless_present(session, ProviderEvent, unique, values)
-    return None if kept is None else int(kept.id)
 
 
 def _act(session: Session, shop: Shop, hook: VerifiedWebhook, now: datetime) -> str | None:

@@ -17,10 +17,11 @@ import uuid
 from flask import Blueprint, Response, current_app, jsonify, request
 from sqlalchemy import Uuid, bindparam, or_, select
 
+from app.clock import utcnow
 from app.connections.models import Connection
-from app.db import insert_returning_unless_present, request_session
+from app.db import request_session
 from app.errors import InvalidInput, NotFound, Unauthenticated
-from app.execution.models import Action, ProviderEvent
+from app.execution.models import Action, keep_provider_event
 from app.execution.queueing import enqueue_refresh
 from app.queue import RedisExtension
 from app.words import said
@@ -49,19 +50,20 @@ def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
     except MalformedEvent as exc:
         raise InvalidInput(str(exc), field="body") from exc
 
-    values = {
-        "shop_id": connection.shop_id,
-        "provider": "stripe",
-        "event_id": event.id,
-        "type": event.type,
-        "object_id": event.object_id,
-        "created": event.created,
-        "payload": event.payload,
-    }
-    # The unique (shop_id, provider, event_id) decides: a redelivery to this shop inserts
-    # nothing and changes nothing; another shop's delivery is its own.
-    unique = ("shop_id", "provider", "event_id")
-    if insert_returning_unless_present(session, ProviderEvent, unique, values) is None:
+    # A redelivery to this shop keeps nothing and changes nothing; another shop's delivery
+    # is its own.
+    kept = keep_provider_event(
+        session,
+        shop_id=connection.shop_id,
+        provider="stripe",
+        event_id=event.id,
+        event_type=event.type,
+        object_id=event.object_id,
+        payload=event.payload,
+        created=event.created,
+        received_at=utcnow(),
+    )
+    if kept is None:
         session.rollback()
         return jsonify({"received": True, "duplicate": True}), 200
 
