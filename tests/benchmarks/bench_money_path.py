@@ -614,6 +614,27 @@ def approval_to_status(
     return [path_sample(received, *timing) for timing in timings]
 
 
+def rq_alone(settings: Settings, env: dict[str, str], count: int) -> list[float]:
+    """Seconds from enqueueing a job that does nothing (``os.getpid``) to its end as RQ
+    records it (``ended_at``), one at a time, through the same queue and worker class as
+    an approval's job: RQ's own part of the path (the enqueue, the pickup, its bookkeeping
+    around the call), which Caseward's own time includes and no change of Caseward's
+    removes."""
+    redis = RedisClient.from_url(settings.redis_url, socket_timeout=RESULT_WAIT + 5)
+    queue = Queue(settings.queue_name, connection=redis)
+    spans = []
+    with workers(1, env, settings.queue_name):
+        for number in range(count + WARM_UP):
+            sent = datetime.now(UTC)
+            job = queue.enqueue("os.getpid", job_id=f"bench-noop-{number}-{uuid.uuid4().hex}")
+            if job.latest_result(timeout=RESULT_WAIT) is None:
+                raise RuntimeError(f"no result for the no-op job {job.id}")
+            job.refresh()
+            assert job.ended_at
+            spans.append(_unix(job.ended_at) - _unix(sent))
+    return spans[WARM_UP:]
+
+
 def path_sample(
     received: list[dict[str, Any]],
     sent: datetime,
@@ -892,10 +913,12 @@ def checks_latency(iterations: int) -> list[float]:
 
 def print_floor(
     series: dict[int, tuple[list[float], list[float], list[PathSample]]],
+    rq_spans: list[float],
 ) -> None:
     """Where an approval's time goes, stage by stage (medians), at each provider latency
     side by side, and Caseward's own time at each: the whole path less the provider's (a
-    direct SDK read of the payment and a direct refund, medians, at the same latency)."""
+    direct SDK read of the payment and a direct refund, medians, at the same latency);
+    then how much of it a job that does nothing takes through RQ alone."""
     latencies = sorted(series)
     stages = series[latencies[0]][2][0].stages
     print(
@@ -924,6 +947,9 @@ def print_floor(
             f"{statistics.median(own) * 1000:.1f} ms, p95 {percentile(own, 0.95) * 1000:.1f} ms "
             f"(whole path p50 {statistics.median(whole) * 1000:.1f} ms)"
         )
+    rq50, rq95 = statistics.median(rq_spans) * 1000, percentile(rq_spans, 0.95) * 1000
+    label = "of which RQ's own (a no-op job, enqueue to its end)"
+    print(f"{label}: p50 {rq50:.1f} ms, p95 {rq95:.1f} ms")
 
 
 def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
@@ -948,7 +974,7 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
                 f" | {c50 / d50:5.2f}x"
             )
             series[latency] = (reads, writes, samples)
-        print_floor(series)
+        print_floor(series, rq_alone(bench.settings, env, args.calls))
         sandbox.control("POST", "/latency", {"ms": 0})
         checks = checks_latency(5000)
         print(
