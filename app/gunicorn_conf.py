@@ -8,7 +8,9 @@ seconds, well before a process manager's kill.
 
 from __future__ import annotations
 
+import gc
 import os
+from typing import Any
 
 bind = [os.environ.get("CASEWARD_BIND", "127.0.0.1:5000")]
 workers = int(os.environ.get("CASEWARD_WEB_WORKERS", "2"))
@@ -18,3 +20,11 @@ timeout = 30
 graceful_timeout = 3
 accesslog = "-"
 access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
+
+
+def post_worker_init(_worker: Any) -> None:
+    """Once a web process has loaded the app, what it holds so far (modules, the app and
+    its routes, the pools) is moved out of the garbage collector's sight: it lives as
+    long as the process, and a full collection walking it (some 350,000 objects, about
+    0.2 s here) holds up every request the process is serving until it ends."""
+    gc.freeze()

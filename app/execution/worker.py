@@ -5,6 +5,7 @@ once Redis answers. The scheduler runs the delayed resends (``Retry-After``).
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any, cast
 
@@ -30,6 +31,9 @@ class CasewardWorker(SimpleWorker):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         jobs.context()  # open the pool and load the app before the first job arrives
+        # What is loaded lives as long as the process: kept out of the garbage collector's
+        # full collections, which would otherwise walk it in the middle of a job.
+        gc.freeze()
 
     def unsubscribe(self) -> None:
         """RQ's unsubscribe, with the pub/sub thread told to stop first.
