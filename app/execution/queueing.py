@@ -3,11 +3,14 @@
 Job ids are derived from the action, and ``unique=True`` makes a second enqueue
 of the same job a no-op, so the web, the sweeper and a retry can all enqueue
 freely: the database row, not Redis, says what still needs doing.
+
+A kept provider event (a privacy webhook, a helpdesk call) is queued once, by the request
+that kept it, and nothing queues it again: its job has RQ's own id
+(:func:`_enqueue_kept_event`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from datetime import timedelta
 
@@ -74,21 +77,12 @@ def enqueue_refresh(queue: Queue, action_id: uuid.UUID, event_id: str) -> bool:
     )
 
 
-def enqueue_privacy_request(queue: Queue, shop_id: uuid.UUID, event_row_id: int) -> None:
-    """Answer a stored privacy webhook (on the background queue); once per event. The shop
-    is in the job id, as in :func:`enqueue_helpdesk_call`: row ids restart with each
-    database, and a job of an earlier database's row of the same number, still kept by
-    Redis, would have silently stood in for this one."""
-    # Already queued is fine: the stored event is the truth either way.
-    with contextlib.suppress(DuplicateJobError):
-        queue.enqueue(
-            "app.privacy.jobs.answer_privacy_request",
-            event_row_id,
-            job_id=f"privacy-{shop_id}-{event_row_id}",
-            unique=True,
-            result_ttl=_RESULT_TTL,
-            failure_ttl=30 * 24 * 3600,  # Shopify allows 30 days to act; keep the failure
-        )
+def enqueue_privacy_request(queue: Queue, event_row_id: int) -> None:
+    """Answer a stored privacy webhook (on the background queue)."""
+    # Shopify allows 30 days to act: a failure is kept as long.
+    _enqueue_kept_event(
+        queue, "app.privacy.jobs.answer_privacy_request", event_row_id, timedelta(days=30)
+    )
 
 
 def enqueue_order_refresh(queue: Queue, customer_id: uuid.UUID) -> bool:
@@ -106,18 +100,28 @@ def enqueue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
     )
 
 
-def enqueue_helpdesk_call(queue: Queue, shop_id: uuid.UUID, event_row_id: int) -> None:
-    """Work a kept helpdesk call (background queue); once per call. The shop is in the
-    job id: row ids restart with each database, job ids live as long as Redis."""
-    with contextlib.suppress(DuplicateJobError):
-        queue.enqueue(
-            "app.helpdesk.jobs.work_gorgias_call",
-            event_row_id,
-            job_id=f"helpdesk-{shop_id}-{event_row_id}",
-            unique=True,
-            result_ttl=_RESULT_TTL,
-            failure_ttl=24 * 3600,
-        )
+def enqueue_helpdesk_call(queue: Queue, event_row_id: int) -> None:
+    """Work a kept helpdesk call (background queue)."""
+    _enqueue_kept_event(
+        queue, "app.helpdesk.jobs.work_gorgias_call", event_row_id, timedelta(days=1)
+    )
+
+
+def _enqueue_kept_event(
+    queue: Queue, function: str, event_row_id: int, keep_failure: timedelta
+) -> None:
+    """Queue ``function(event_row_id)`` for an event just kept. The request that kept it is
+    the only one to queue it (a redelivery keeps nothing, so queues nothing), so the job
+    needs no id of ours to be queued once. An id made from the row's number would be
+    worse than none: row numbers start again with each database and go back with a
+    restore, and a job Redis still kept for an earlier row of that number (a failure for
+    up to 30 days) would stand in for this one, which would never run."""
+    queue.enqueue(
+        function,
+        event_row_id,
+        result_ttl=_RESULT_TTL,
+        failure_ttl=int(keep_failure.total_seconds()),
+    )
 
 
 def enqueue_helpdesk_delivery(queue: Queue, shop_id: uuid.UUID) -> bool:

@@ -46,7 +46,7 @@ def gorgias_call(connection_id: uuid.UUID) -> tuple[Response, int]:
         session.rollback()
         return jsonify({"received": True, "duplicate": True}), 200
     session.commit()
-    enqueue_helpdesk_call(RedisExtension.background_queue(current_app), connection.shop_id, kept)
+    enqueue_helpdesk_call(RedisExtension.background_queue(current_app), kept)
     return jsonify({"received": True, "duplicate": False}), 200
 
 

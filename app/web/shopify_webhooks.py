@@ -85,7 +85,7 @@ def receive() -> tuple[Response, int]:
     )
     session.commit()
     if verification.topic in PRIVACY_TOPICS:
-        enqueue_privacy_request(RedisExtension.background_queue(current_app), shop.id, event_row_id)
+        enqueue_privacy_request(RedisExtension.background_queue(current_app), event_row_id)
         acted = "queued"
     for customer_id in customers:
         enqueue_order_refresh(RedisExtension.background_queue(current_app), customer_id)

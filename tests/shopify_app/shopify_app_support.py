@@ -10,12 +10,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import jwt
+from flask import Flask
 from flask.testing import FlaskClient
 from shopify_support import deliver_webhook, webhook_signature
 from sqlalchemy.orm import Session
 
 from app.clock import utcnow
 from app.crypto import SecretBox, secret_box
+from app.queue import RedisExtension
 from app.settings import Settings
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop
@@ -113,3 +115,16 @@ def session_token(
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+# What a privacy webhook queues: the job the worker runs for it.
+PRIVACY_JOB = "app.privacy.jobs.answer_privacy_request"
+
+
+def take_queued_privacy_request(app: Flask) -> int:
+    """The privacy webhook a delivery queued, taken off the queue as a worker takes it:
+    its stored event's row id, the job's argument."""
+    queue = RedisExtension.background_queue(app)
+    [job] = [job for job in queue.jobs if job.func_name == PRIVACY_JOB]
+    queue.remove(job)
+    return int(job.args[0])

@@ -16,8 +16,14 @@ from datetime import timedelta
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from rq import Queue
-from shopify_app_support import APP_SECRET, bearer, deliver, install_shop, session_token
+from shopify_app_support import (
+    APP_SECRET,
+    bearer,
+    deliver,
+    install_shop,
+    session_token,
+    take_queued_privacy_request,
+)
 from sqlalchemy import JSON, String, Text, cast, func, or_, select
 from sqlalchemy.orm import Session
 from storefront_support import Shopper, newest_code
@@ -43,7 +49,6 @@ from app.helpdesk.gorgias_desk import gorgias_desks
 from app.helpdesk.jobs import HelpdeskContext, work_call
 from app.privacy.jobs import answer_stored_request
 from app.privacy.service import ERASED
-from app.queue import RedisExtension
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 from integrations.anthropic.sandbox import DEMO_API_KEY, AnthropicSandbox, answers
@@ -305,13 +310,10 @@ def story(
 
 def _answer_queued(app: Flask, settings: Settings) -> str:
     """Run the queued privacy job the way the worker would, and return what it did."""
-    queue: Queue = RedisExtension.background_queue(app)
-    [job_id] = [j for j in queue.job_ids if j.startswith("privacy-")]
-    queue.remove(job_id)
     return answer_stored_request(
         Database.state(app).session_factory,
         secret_box(settings),
-        int(job_id.rsplit("-", 1)[1]),
+        take_queued_privacy_request(app),
         now=utcnow(),
     )
 
