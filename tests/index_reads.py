@@ -96,12 +96,10 @@ def prepared_scans_of(session: Session, read: Sent, table: str) -> list[Scan]:
             for name, kind in zip(names, types, strict=True)
         )
         execute = sql.SQL("EXECUTE {}({})").format(sql.Identifier(_PROBE), arguments)
-        driver = connection.connection.driver_connection
+        run = execute.as_string(connection.connection.driver_connection)
         for _ in range(_RUNS_BEFORE_THE_CHOICE):
-            connection.exec_driver_sql(execute.as_string(driver)).all()
-        explained = connection.exec_driver_sql(
-            sql.SQL("EXPLAIN (ANALYZE, FORMAT JSON) {}").format(execute).as_string(driver)
-        )
+            connection.exec_driver_sql(run).all()
+        explained = connection.exec_driver_sql(f"EXPLAIN (ANALYZE, FORMAT JSON) {run}")
         scans = _scans(explained.scalar_one(), table)
     finally:
         session.rollback()
@@ -115,7 +113,7 @@ def prepared_scans_of(session: Session, read: Sent, table: str) -> list[Scan]:
 _RUNS_BEFORE_THE_CHOICE = 5
 # psycopg's named placeholders, as SQLAlchemy writes them; the probe's statement name.
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
-_PROBE = "caseward_generic_probe"
+_PROBE = "caseward_prepared_probe"
 
 
 def _scans(plan: Any, table: str) -> list[Scan]:

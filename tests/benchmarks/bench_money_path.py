@@ -600,10 +600,7 @@ def approval_to_status(
             sent = datetime.now(UTC)
             answer = client.post(f"/api/proposals/{proposal_id}/approve", {"digest": digest})
             action_id = uuid.UUID(answer["action"]["id"])
-            job = Job.fetch(execution_job_id(action_id), connection=redis)
-            if job.latest_result(timeout=RESULT_WAIT) is None:
-                raise RuntimeError(f"no result for action {action_id}")
-            job.refresh()
+            job = ended(Job.fetch(execution_job_id(action_id), connection=redis))
             session.expire_all()
             status = session.scalar(select(Action.status).where(Action.id == action_id))
             if status != ActionStatus.SUCCEEDED:
@@ -626,13 +623,20 @@ def rq_alone(settings: Settings, env: dict[str, str], count: int) -> list[float]
     with workers(1, env, settings.queue_name):
         for number in range(count + WARM_UP):
             sent = datetime.now(UTC)
-            job = queue.enqueue("os.getpid", job_id=f"bench-noop-{number}-{uuid.uuid4().hex}")
-            if job.latest_result(timeout=RESULT_WAIT) is None:
-                raise RuntimeError(f"no result for the no-op job {job.id}")
-            job.refresh()
+            job = ended(queue.enqueue("os.getpid", job_id=f"bench-noop-{number}"))
             assert job.ended_at
             spans.append(_unix(job.ended_at) - _unix(sent))
     return spans[WARM_UP:]
+
+
+def ended(job: Job) -> Job:
+    """``job`` once it has ended, with RQ's times read back: waited for on Redis (RQ's
+    blocking read of its result), not by polling, so the wait takes no CPU from what it
+    times."""
+    if job.latest_result(timeout=RESULT_WAIT) is None:
+        raise RuntimeError(f"no result for job {job.id}")
+    job.refresh()
+    return job
 
 
 def path_sample(

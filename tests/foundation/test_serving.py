@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from app.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,14 +50,11 @@ print(json.dumps({"frozen": gc.get_freeze_count(), "in_sight": len(gc.get_object
 """
 
 
-def test_a_web_process_keeps_the_loaded_app_out_of_full_collections(settings: Settings) -> None:
-    counts = _run(_WEB_PROCESS, settings)
-    assert counts["frozen"] > LOADED
-    assert counts["in_sight"] < counts["frozen"] / 10
-
-
-def test_a_worker_keeps_the_loaded_app_out_of_full_collections(settings: Settings) -> None:
-    counts = _run(_WORKER_PROCESS, settings)
+@pytest.mark.parametrize("program", [_WEB_PROCESS, _WORKER_PROCESS], ids=["web", "worker"])
+def test_a_process_keeps_the_loaded_app_out_of_full_collections(
+    program: str, settings: Settings
+) -> None:
+    counts = _run(program, settings)
     assert counts["frozen"] > LOADED
     assert counts["in_sight"] < counts["frozen"] / 10
 
