@@ -95,7 +95,9 @@ def prepared_scans_of(session: Session, read: Sent, table: str) -> list[Scan]:
             sql.SQL("{}::{}").format(sql.Literal(read.parameters[name]), sql.SQL(kind))
             for name, kind in zip(names, types, strict=True)
         )
-        execute = sql.SQL("EXECUTE {}({})").format(sql.Identifier(_PROBE), arguments)
+        # A statement without parameters is run by name alone: ``EXECUTE name()`` is an error.
+        template = "EXECUTE {}({})" if names else "EXECUTE {}"
+        execute = sql.SQL(template).format(sql.Identifier(_PROBE), arguments)
         run = execute.as_string(connection.connection.driver_connection)
         for _ in range(_RUNS_BEFORE_THE_CHOICE):
             connection.exec_driver_sql(run).all()

@@ -14,6 +14,10 @@
   database every ``audit_checkpoint_interval_seconds``.
 * A shop with messages to helpdesk customers not yet posted (status updates, staff
   replies) gets a delivery job on the background queue.
+* A stored privacy request (a Shopify webhook) not answered and with no job in Redis (the
+  web process died between keeping it and queueing it, or Redis lost it) gets its job on
+  the background queue; one whose job failed is left in RQ's failed jobs for people
+  (:func:`app.execution.queueing.requeue_privacy_request`).
 * A history scan that is queued, or running but silent too long (its worker died), gets
   a job on the background queue and resumes from its cursors
   (:func:`app.history_audit.jobs.scans_to_resume`).
@@ -44,10 +48,12 @@ from app.execution.queueing import (
     enqueue_reconcile,
     enqueue_refresh,
     execution_queue,
+    requeue_privacy_request,
 )
 from app.execution.status import escalate, mark_unknown
 from app.helpdesk.delivery import shops_with_pending
 from app.history_audit.jobs import enqueue_scan, scans_to_resume
+from app.privacy.jobs import unanswered_requests
 from app.queue import connect_redis
 from app.words import said, said_n
 
@@ -64,6 +70,7 @@ class SweepReport:
     reconciling: list[str] = field(default_factory=list)
     refreshing: list[str] = field(default_factory=list)
     delivering: list[str] = field(default_factory=list)
+    answering_privacy: list[str] = field(default_factory=list)
     resuming_scans: list[str] = field(default_factory=list)
 
 
@@ -106,8 +113,6 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
         report.checkpoints = [
             str(path) for path in write_due_checkpoints(session, ctx.settings, now)
         ]
-        replying = shops_with_pending(session)
-        resuming = scans_to_resume(session, now)
     # Enqueue only after the transactions above have committed.
     for action_id in queued:
         if enqueue_execution(queue, action_id):
@@ -120,14 +125,30 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
     for action_id in waiting:
         if enqueue_refresh(queue, action_id, f"sweep-{period}"):
             report.refreshing.append(str(action_id))
-    background = execution_queue(queue.connection, ctx.settings.background_queue_name)
+    _queue_background_work(
+        ctx, execution_queue(queue.connection, ctx.settings.background_queue_name), now, report
+    )
+    return report
+
+
+def _queue_background_work(
+    ctx: ExecutionContext, background: Queue, now: datetime, report: SweepReport
+) -> None:
+    """What waits for the background queue: replies to post, privacy requests to answer,
+    history scans to resume."""
+    with ctx.session_factory() as session:
+        replying = shops_with_pending(session)
+        unanswered = unanswered_requests(session)
+        resuming = scans_to_resume(session, now)
     for shop_id in replying:
         if enqueue_helpdesk_delivery(background, shop_id):
             report.delivering.append(str(shop_id))
+    for shop_id, event_id in unanswered:
+        if requeue_privacy_request(background, shop_id, event_id):
+            report.answering_privacy.append(event_id)
     for scan in resuming:
         if enqueue_scan(background, scan):
             report.resuming_scans.append(str(scan.id))
-    return report
 
 
 def _close_interrupted_attempts(

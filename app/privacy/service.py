@@ -500,10 +500,6 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
 
 
-# Shopify's mandatory privacy topics, answered from the stored (verified) webhook.
-PRIVACY_TOPICS = ("customers/data_request", "customers/redact", "shop/redact")
-
-
 def answer_shopify_request(
     session: Session,
     shop: Shop,

@@ -14,10 +14,11 @@ within five seconds. For every delivery:
    reinstall); ``app/scopes_update`` records the granted scopes.
 4. After the commit, queue what takes longer: the privacy topics (``customers/redact``,
    ``shop/redact``, ``customers/data_request``) are answered by
-   :func:`app.privacy.jobs.answer_privacy_request` on the background queue; an order of
-   one of our customers that changed (``orders/updated``, ``refunds/create``) refreshes
-   our copy of their orders (:mod:`app.cases.store_orders`). Money checks never wait for
-   that copy: they read the order from Shopify.
+   :func:`app.privacy.jobs.answer_privacy_request` on the background queue (the sweep
+   queues one this never did); an order of one of our customers that changed
+   (``orders/updated``, ``refunds/create``) refreshes our copy of their orders
+   (:mod:`app.cases.store_orders`). Money checks never wait for that copy: they read the
+   order from Shopify.
 5. Answer 200.
 """
 
@@ -37,7 +38,7 @@ from app.db import request_session
 from app.errors import NotFound, Unauthenticated
 from app.execution.models import keep_provider_event
 from app.execution.queueing import enqueue_order_refresh, enqueue_privacy_request
-from app.privacy.service import PRIVACY_TOPICS
+from app.privacy.models import PRIVACY_TOPICS
 from app.queue import RedisExtension
 from app.shopify.install import SHOPIFY, record_uninstall
 from app.shopify.models import ShopifyInstall
@@ -65,18 +66,19 @@ def receive() -> tuple[Response, int]:
         # Signed by Shopify for a shop that never installed Caseward: nothing to act on.
         return jsonify({"received": True, "known_shop": False}), 200
     now = utcnow()
-    event_row_id = keep_provider_event(
+    event_id = verification.event_id or verification.webhook_id
+    kept = keep_provider_event(
         session,
         shop_id=shop.id,
         provider="shopify",
-        event_id=verification.event_id or verification.webhook_id,
+        event_id=event_id,
         event_type=verification.topic,
         object_id=_object_id(verification.payload),
         payload=dict(verification.payload),
         created=verification.triggered_at or now,
         received_at=now,
     )
-    if event_row_id is None:
+    if kept is None:
         session.rollback()
         return jsonify({"received": True, "duplicate": True}), 200
     acted = _act(session, shop, verification, now)
@@ -85,7 +87,7 @@ def receive() -> tuple[Response, int]:
     )
     session.commit()
     if verification.topic in PRIVACY_TOPICS:
-        enqueue_privacy_request(RedisExtension.background_queue(current_app), event_row_id)
+        enqueue_privacy_request(RedisExtension.background_queue(current_app), shop.id, event_id)
         acted = "queued"
     for customer_id in customers:
         enqueue_order_refresh(RedisExtension.background_queue(current_app), customer_id)

@@ -24,16 +24,14 @@ from merchant_support import (
     WorkerProcess,
     seed_merchant_shop,
 )
+from money_path_harness import execution_context
 from own_database import own_database
 from rq import Queue
 from sqlalchemy.orm import Session
 
-from app.clock import utcnow
 from app.crypto import SecretBox, secret_box
-from app.db import Database
 from app.demo import APPROVER, OWNER, PROPOSER
 from app.execution.executor import ExecutionContext
-from app.execution.providers import connection_adapters
 from app.execution.queueing import execution_queue
 from app.queue import connect_redis
 from app.settings import Settings
@@ -120,12 +118,7 @@ def proposer(staff: Callable[[str], Staff]) -> Staff:
 
 @pytest.fixture
 def ctx(app: Flask, settings: Settings) -> ExecutionContext:
-    return ExecutionContext(
-        session_factory=Database.state(app).session_factory,
-        adapters=connection_adapters(settings, secret_box(settings)),
-        settings=settings,
-        clock=utcnow,
-    )
+    return execution_context(app, settings)
 
 
 @pytest.fixture

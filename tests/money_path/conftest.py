@@ -9,17 +9,14 @@ import pytest
 import stripe
 from flask import Flask
 from flask.testing import FlaskClient
-from money_path_harness import Account, Staff, WorkerProcess
+from money_path_harness import Account, Staff, WorkerProcess, execution_context
 from rq import Queue
 from sandbox_settings import with_sandbox
 from sqlalchemy.orm import Session
 
-from app.clock import utcnow
 from app.crypto import SecretBox, secret_box
-from app.db import Database
 from app.demo import APPROVER, OWNER, PROPOSER, LinenShop, seed_linen_shop
 from app.execution.executor import ExecutionContext
-from app.execution.providers import connection_adapters
 from app.execution.queueing import execution_queue
 from app.queue import connect_redis
 from app.settings import Settings
@@ -43,12 +40,7 @@ def settings(settings: Settings, sandbox: StripeSandbox) -> Settings:
 
 @pytest.fixture
 def ctx(app: Flask, settings: Settings) -> ExecutionContext:
-    return ExecutionContext(
-        session_factory=Database.state(app).session_factory,
-        adapters=connection_adapters(settings, secret_box(settings)),
-        settings=settings,
-        clock=utcnow,
-    )
+    return execution_context(app, settings)
 
 
 @pytest.fixture

@@ -210,6 +210,16 @@ def closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def execution_context(app: Flask, settings: Settings) -> ExecutionContext:
+    """What the worker builds for a job, on the test app's database and settings."""
+    return ExecutionContext(
+        session_factory=Database.state(app).session_factory,
+        adapters=connection_adapters(settings, secret_box(settings)),
+        settings=settings,
+        clock=utcnow,
+    )
+
+
 def unreachable(ctx: ExecutionContext, settings: Settings) -> ExecutionContext:
     """The same execution, with Stripe's address pointing at a port nobody listens on."""
     dead = replace(settings, stripe_api_base=f"http://127.0.0.1:{closed_port()}")

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from shopify_app_support import APP_SECRET, CLIENT_ID, ENCRYPTION_KEY
 
 from app.settings import Settings
+
+# Worker processes as the money-path tests start them (``money_path_harness``).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "money_path"))
 
 
 @pytest.fixture

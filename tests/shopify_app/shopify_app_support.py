@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session
 
 from app.clock import utcnow
 from app.crypto import SecretBox, secret_box
+from app.db import Database
+from app.privacy.jobs import answer_stored_request
 from app.queue import RedisExtension
 from app.settings import Settings
 from app.shopify.models import ShopifyInstall
@@ -121,10 +123,20 @@ def bearer(token: str) -> dict[str, str]:
 PRIVACY_JOB = "app.privacy.jobs.answer_privacy_request"
 
 
-def take_queued_privacy_request(app: Flask) -> int:
-    """The privacy webhook a delivery queued, taken off the queue as a worker takes it:
-    its stored event's row id, the job's argument."""
+def take_queued_privacy_request(app: Flask) -> tuple[uuid.UUID, str]:
+    """The privacy webhook a delivery queued, taken off the queue as a worker takes it
+    (its job then gone from Redis too): the job's arguments, the shop's id and Shopify's
+    event id."""
     queue = RedisExtension.background_queue(app)
     [job] = [job for job in queue.jobs if job.func_name == PRIVACY_JOB]
-    queue.remove(job)
-    return int(job.args[0])
+    job.delete()
+    shop_id, event_id = job.args
+    return uuid.UUID(shop_id), event_id
+
+
+def answer_queued_privacy_request(app: Flask, settings: Settings) -> str:
+    """Run the queued privacy job the way the worker would, and return what it did."""
+    shop_id, event_id = take_queued_privacy_request(app)
+    return answer_stored_request(
+        Database.state(app).session_factory, secret_box(settings), shop_id, event_id, now=utcnow()
+    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 import stripe
 from flask import Flask
+from money_path_harness import WorkerProcess, wait_for
 from sandbox_settings import with_sandbox
 from shopify_app_support import APP_SECRET, CLIENT_ID
 from shopify_support import serving_sandbox
@@ -34,9 +34,6 @@ from app.settings import Settings
 from integrations.shopify.sandbox import ShopifySandbox, seed_demo_shop
 from integrations.shopify.sandbox.demo import APPROVER_USER_ID, DEMO_SHOP, VIEWER_USER_ID
 from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "money_path"))
-from money_path_harness import WorkerProcess, wait_for
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(

@@ -3,22 +3,31 @@ a customer or a whole shop erased, the money facts and the audit chain left whol
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from index_reads import analyzed, assert_read_by_index, reads_of_table, skip_unless_postgresql
+from money_path_harness import WorkerProcess, execution_context, wait_for
+from rq import Queue
+from rq.job import Job, JobStatus
+from rq.registry import FailedJobRegistry
+from sent_statements import statements_sent
 from shopify_app_support import (
     PRIVACY_JOB,
+    answer_queued_privacy_request,
     bearer,
     deliver,
     install_shop,
     session_token,
     take_queued_privacy_request,
 )
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from app.approvals.models import Proposal
@@ -28,11 +37,12 @@ from app.clock import utcnow
 from app.crypto import secret_box
 from app.db import Database
 from app.execution.models import ProviderEvent
-from app.execution.queueing import enqueue_privacy_request
-from app.privacy.jobs import answer_stored_request
+from app.execution.queueing import enqueue_privacy_request, execution_queue
+from app.execution.sweeper import sweep
+from app.privacy.jobs import answer_stored_request, unanswered_requests
 from app.privacy.models import DataExport
 from app.privacy.service import ERASED
-from app.queue import RedisExtension
+from app.queue import RedisExtension, connect_redis
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 
@@ -110,14 +120,6 @@ def linen(session: Session, settings: Settings) -> Shop:
     return shop
 
 
-def _answer_queued(app: Flask, settings: Settings) -> str:
-    """Run the queued privacy job the way the worker would, and return what it did."""
-    event_row_id = take_queued_privacy_request(app)
-    return answer_stored_request(
-        Database.state(app).session_factory, secret_box(settings), event_row_id, now=utcnow()
-    )
-
-
 def _audit_text(session: Session, shop: Shop) -> str:
     rows = session.scalars(select(AuditEvent).where(AuditEvent.shop_id == shop.id))
     return json.dumps([[e.kind, e.actor, e.data] for e in rows])
@@ -136,7 +138,7 @@ def test_a_data_request_becomes_an_export_only_the_owner_can_read(
     answer = deliver(client, linen.domain, "customers/data_request", payload)
     assert answer.get_json()["acted"] == "queued"
 
-    done = _answer_queued(app, settings)
+    done = answer_queued_privacy_request(app, settings)
 
     assert done.startswith("exported 1 customers")
     owner = bearer(session_token(linen.domain, "1001"))
@@ -171,7 +173,7 @@ def test_erasing_a_customer_keeps_the_books_and_the_chain_and_nothing_names_them
     }
 
     deliver(client, linen.domain, "customers/redact", redact)
-    done = _answer_queued(app, settings)
+    done = answer_queued_privacy_request(app, settings)
 
     assert done == "erased 1 customers"
     session.expire_all()
@@ -214,9 +216,9 @@ def test_erasing_a_customer_deletes_their_earlier_export(
         "customers/data_request",
         {"customer": person, "data_request": {"id": 1}},
     )
-    _answer_queued(app, settings)
+    answer_queued_privacy_request(app, settings)
     deliver(client, linen.domain, "customers/redact", {"customer": person, "orders_to_redact": []})
-    _answer_queued(app, settings)
+    answer_queued_privacy_request(app, settings)
 
     assert session.scalars(select(DataExport)).all() == []
 
@@ -227,7 +229,7 @@ def test_shop_redact_erases_every_customer_and_payload(
     deliver(client, linen.domain, "orders/updated", {"id": 1002, "customer": {"id": 8}})
 
     deliver(client, linen.domain, "shop/redact", {"shop_id": 1, "shop_domain": linen.domain})
-    done = _answer_queued(app, settings)
+    done = answer_queued_privacy_request(app, settings)
 
     assert done.startswith("erased 2 customers")
     session.expire_all()
@@ -249,11 +251,13 @@ def test_answering_the_same_request_twice_does_it_once(
         "customers/data_request",
         {"customer": {"id": 7}, "data_request": {"id": 1}},
     )
-    event_row_id = take_queued_privacy_request(app)
+    shop_id, event_id = take_queued_privacy_request(app)
     factory, box = Database.state(app).session_factory, secret_box(settings)
 
-    first = answer_stored_request(factory, box, event_row_id, now=utcnow())
-    second = answer_stored_request(factory, box, event_row_id, now=utcnow() + timedelta(minutes=1))
+    first = answer_stored_request(factory, box, shop_id, event_id, now=utcnow())
+    second = answer_stored_request(
+        factory, box, shop_id, event_id, now=utcnow() + timedelta(minutes=1)
+    )
 
     assert first == second
     assert len(session.scalars(select(DataExport)).all()) == 1
@@ -266,7 +270,7 @@ def test_another_shops_owner_cannot_list_or_read_an_export(
     session.add(StaffMember(shop_id=pottery.id, user_id="2001", role=StaffRole.OWNER))
     session.commit()
     deliver(client, linen.domain, "customers/data_request", {"customer": {"id": 7}})
-    _answer_queued(app, settings)
+    answer_queued_privacy_request(app, settings)
     export_id = session.scalars(select(DataExport.id)).one()
     outsider = bearer(session_token(pottery.domain, "2001"))
 
@@ -277,16 +281,126 @@ def test_another_shops_owner_cannot_list_or_read_an_export(
     assert read.status_code == 404 and EMAIL not in read.get_data(as_text=True)
 
 
-def test_a_request_is_queued_though_redis_keeps_a_job_for_an_earlier_row_of_its_number(
+def test_a_request_whose_job_never_reached_the_queue_is_answered_after_the_sweep(
     app: Flask,
+    client: FlaskClient,
+    session: Session,
+    settings: Settings,
+    redis_url: str,
+    linen: Shop,
 ) -> None:
-    """Row numbers start again with each database (the demo's made again) and go back with
-    a restore, while Redis keeps a job for a while (a failed one for 30 days): a privacy
-    request must not be taken for an older one whose row had the same number, or it would
-    never be answered."""
-    queue = RedisExtension.background_queue(app)
-    enqueue_privacy_request(queue, 41)  # the job of an earlier row 41, still in Redis
+    """The web process kept the request and died before queueing its job (or Redis lost
+    it): the sweep queues it, once, and a worker answers it."""
+    deliver(
+        client, linen.domain, "customers/data_request", {"customer": {"id": 7}}, event_id="e-71"
+    )
+    take_queued_privacy_request(app)  # gone from Redis, as if never queued
+    ctx = execution_context(app, settings)
+    queue = execution_queue(connect_redis(settings), settings.queue_name)
 
-    enqueue_privacy_request(queue, 41)
+    assert sweep(ctx, queue).answering_privacy == ["e-71"]
+    assert sweep(ctx, queue).answering_privacy == []  # its job waits: queued once
+    worker = WorkerProcess(settings, redis_url)
+    try:
+        wait_for(
+            lambda: session.scalars(select(DataExport)).all() != [],
+            timeout=60,
+            what="the data request answered",
+        )
+    finally:
+        worker.kill()
+    assert sweep(ctx, queue).answering_privacy == []
+    session.expire_all()
+    (event,) = session.scalars(select(ProviderEvent).where(ProviderEvent.event_id == "e-71"))
+    assert set(event.payload) == {"answered"}
 
-    assert [job.args for job in queue.jobs if job.func_name == PRIVACY_JOB] == [(41,), (41,)]
+
+def test_a_failed_request_stays_for_people_until_shopify_sends_it_again(
+    app: Flask, client: FlaskClient, settings: Settings, linen: Shop
+) -> None:
+    """A request whose job failed is not run again at every sweep (every few seconds): it
+    stays in RQ's failed jobs, where people see it. The same event stored again (the
+    database restored from before it, then Shopify's retry) is queued again."""
+    deliver(client, linen.domain, "customers/redact", {"customer": {"id": 7}}, event_id="e-72")
+    background = RedisExtension.background_queue(app)
+    (job,) = [job for job in background.jobs if job.func_name == PRIVACY_JOB]
+    _fail(background, job)
+    ctx = execution_context(app, settings)
+    queue = execution_queue(connect_redis(settings), settings.queue_name)
+
+    assert sweep(ctx, queue).answering_privacy == []
+    assert [job.func_name for job in background.jobs] == []
+    assert job.get_status(refresh=True) == JobStatus.FAILED
+
+    assert enqueue_privacy_request(background, linen.id, "e-72")
+    assert [job.args for job in background.jobs] == [(str(linen.id), "e-72")]
+
+
+def _fail(queue: Queue, job: Job) -> None:
+    """Leave ``job`` as RQ leaves one that raised: off the queue, failed, in the failed jobs."""
+    queue.remove(job)
+    job.set_status(JobStatus.FAILED)
+    FailedJobRegistry(queue=queue).add(job, ttl=job.failure_ttl, exc_string="LookupError")
+
+
+def test_the_sweep_reads_only_the_requests_still_unanswered(
+    app: Flask, session: Session, settings: Settings, database: str, linen: Shop
+) -> None:
+    """The sweep asks every few seconds: it must not read every webhook every shop was
+    sent, answered requests among them."""
+    skip_unless_postgresql(database)
+    pottery = install_shop(session, settings, "pottery").shop
+    now = utcnow()
+    sent_before = [
+        _stored_event(linen.id, number, now - timedelta(minutes=number), topic, payload)
+        for number, (topic, payload) in enumerate(
+            itertools.islice(itertools.cycle(EARLIER_EVENTS), 3000), start=100
+        )
+    ]
+    waiting = [
+        _stored_event(shop_id, number, now - timedelta(seconds=number), topic, {"customer": {}})
+        for number, (shop_id, topic) in enumerate(
+            [
+                (linen.id, "customers/redact"),
+                (pottery.id, "shop/redact"),
+                (linen.id, "customers/data_request"),
+            ],
+            start=1,
+        )
+    ]
+    session.execute(insert(ProviderEvent), sent_before + waiting)
+    analyzed(session)
+
+    with statements_sent(Database.state(app).engine) as sent:
+        unanswered = unanswered_requests(session)
+
+    assert unanswered == [(row["shop_id"], row["event_id"]) for row in reversed(waiting)]
+    (read,) = reads_of_table(sent, "provider_events")
+    assert_read_by_index(session, read, "provider_events", rows=len(waiting))
+
+
+# A shop's stored events: webhooks from Stripe and Shopify, helpdesk calls, and privacy
+# requests answered long ago.
+EARLIER_EVENTS = (
+    ("charge.refund.updated", {"id": "evt_1"}),
+    ("orders/updated", {"id": 7}),
+    ("ticket-message-created", {"ticket_id": 1}),
+    ("customers/redact", {"answered": "erased 1 customer"}),
+    ("customers/data_request", {"answered": "exported 1 customer"}),
+)
+
+
+def _stored_event(
+    shop_id: uuid.UUID, number: int, received_at: datetime, topic: str, payload: dict[str, Any]
+) -> dict[str, Any]:
+    provider = {"charge.refund.updated": "stripe", "ticket-message-created": "gorgias"}
+    return {
+        "shop_id": shop_id,
+        "provider": provider.get(topic, "shopify"),
+        "event_id": f"event-{number}",
+        "type": topic,
+        "object_id": None,
+        "payload": payload,
+        "created": received_at,
+        "received_at": received_at,
+    }

@@ -18,11 +18,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 from shopify_app_support import (
     APP_SECRET,
+    answer_queued_privacy_request,
     bearer,
     deliver,
     install_shop,
     session_token,
-    take_queued_privacy_request,
 )
 from sqlalchemy import JSON, String, Text, cast, func, or_, select
 from sqlalchemy.orm import Session
@@ -47,7 +47,6 @@ from app.execution.providers import connection_adapters
 from app.helpdesk.connection import GORGIAS, SECRET_HEADER, save_gorgias_connection
 from app.helpdesk.gorgias_desk import gorgias_desks
 from app.helpdesk.jobs import HelpdeskContext, work_call
-from app.privacy.jobs import answer_stored_request
 from app.privacy.service import ERASED
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
@@ -308,16 +307,6 @@ def story(
     return Story(shop, maya.id, sam.id, chat.id, ticket.id, action.id, messages or 0)
 
 
-def _answer_queued(app: Flask, settings: Settings) -> str:
-    """Run the queued privacy job the way the worker would, and return what it did."""
-    return answer_stored_request(
-        Database.state(app).session_factory,
-        secret_box(settings),
-        take_queued_privacy_request(app),
-        now=utcnow(),
-    )
-
-
 def _holding(session: Session, needle: str) -> set[str]:
     """Every ``table.column`` of every table whose text (JSON included) holds ``needle``."""
     found: set[str] = set()
@@ -346,7 +335,7 @@ def _redact_maya(app: Flask, client: FlaskClient, settings: Settings, shop: Shop
         "orders_to_redact": [1001],
     }
     deliver(client, shop.domain, "customers/redact", redact)
-    return _answer_queued(app, settings)
+    return answer_queued_privacy_request(app, settings)
 
 
 def test_the_data_request_hands_over_her_conversations_and_drafted_replies(
@@ -354,7 +343,7 @@ def test_the_data_request_hands_over_her_conversations_and_drafted_replies(
 ) -> None:
     request = {"customer": {"id": 7, "email": EMAIL}, "data_request": {"id": 77}}
     deliver(client, story.shop.domain, "customers/data_request", request)
-    assert _answer_queued(app, settings).startswith("exported 1 customers")
+    assert answer_queued_privacy_request(app, settings).startswith("exported 1 customers")
 
     owner = bearer(session_token(story.shop.domain, OWNER))
     [listed] = client.get("/api/privacy/exports", headers=owner).get_json()["exports"]
@@ -448,7 +437,7 @@ def test_the_shops_erasure_blanks_every_conversation_an_anonymous_shoppers_too(
 ) -> None:
     deliver(client, story.shop.domain, "shop/redact", {"shop_domain": story.shop.domain})
 
-    assert _answer_queued(app, settings).startswith("erased 2 customers")
+    assert answer_queued_privacy_request(app, settings).startswith("erased 2 customers")
     session.expire_all()
     for needle in (EMAIL, SAM_EMAIL, CHAT_PHRASE, TICKET_PHRASE, SAM_WORDS, STRANGER_WORDS):
         assert _holding(session, needle) == set(), needle
