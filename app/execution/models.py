@@ -16,6 +16,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     Uuid,
+    select,
     text,
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
@@ -197,6 +198,19 @@ def keep_provider_event(
     }
     kept = insert_returning_unless_present(session, ProviderEvent, PROVIDER_EVENT_KEY, values)
     return None if kept is None else int(kept.id)
+
+
+def kept_event(
+    session: Session, shop_id: uuid.UUID, provider: str, event_id: str, *, locked: bool = False
+) -> ProviderEvent | None:
+    """The event ``shop_id`` kept from ``provider`` under ``event_id`` (locked for update
+    when asked), as its job names it."""
+    read = select(ProviderEvent).where(
+        ProviderEvent.shop_id == shop_id,
+        ProviderEvent.provider == provider,
+        ProviderEvent.event_id == event_id,
+    )
+    return session.scalars(read.with_for_update() if locked else read).one_or_none()
 
 
 class TargetLock(Base):

@@ -4,15 +4,18 @@ Job ids are derived from the action, and ``unique=True`` makes a second enqueue
 of the same job a no-op, so the web, the sweeper and a retry can all enqueue
 freely: the database row, not Redis, says what still needs doing.
 
-A privacy request's job is named by the shop and Shopify's event id, what the stored
-event is kept once by: the sweep queues one the web never did, and a failed one stays for
-people to see instead of running again at every sweep (:func:`requeue_privacy_request`).
-A helpdesk call is queued once, by the request that kept it (:func:`enqueue_helpdesk_call`).
+The job of a kept provider event (a privacy webhook, a helpdesk call) is named by the
+shop and the event's own id, what the event is kept once by, never by the row's number
+(numbers start again with each database and go back with a restore). So a job lost
+between the commit and the enqueue can be queued again without a second one: by the sweep
+(a privacy request not answered), by the provider's redelivery (a helpdesk call)
+(:func:`requeue_kept_event`).
 """
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import timedelta
 
 from redis import Redis
@@ -26,9 +29,6 @@ from app.clock import utcnow
 _RESULT_TTL = 600
 _DONE = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
 _FAILURE_TTL = 24 * 3600
-# Shopify allows 30 days to act on a privacy request: a failure is kept as long.
-_PRIVACY_FAILURE_TTL = 30 * 24 * 3600
-_ANSWER_PRIVACY_REQUEST = "app.privacy.jobs.answer_privacy_request"
 
 
 def execution_queue(connection: Redis, name: str) -> Queue:
@@ -82,42 +82,6 @@ def enqueue_refresh(queue: Queue, action_id: uuid.UUID, event_id: str) -> bool:
     )
 
 
-def privacy_job_id(shop_id: uuid.UUID, event_id: str) -> str:
-    # Shopify's event ids are its own strings: a name-based UUID keeps to RQ's characters.
-    return f"privacy-{uuid.uuid5(shop_id, event_id)}"
-
-
-def enqueue_privacy_request(queue: Queue, shop_id: uuid.UUID, event_id: str) -> bool:
-    """Answer a privacy webhook just stored (on the background queue). A finished or
-    failed job of the same name is replaced: it ran before this database kept the event
-    (a restore), so it did not answer this one."""
-    return _enqueue_unique(
-        queue,
-        _ANSWER_PRIVACY_REQUEST,
-        (str(shop_id), event_id),
-        privacy_job_id(shop_id, event_id),
-        failure_ttl=_PRIVACY_FAILURE_TTL,
-    )
-
-
-def requeue_privacy_request(queue: Queue, shop_id: uuid.UUID, event_id: str) -> bool:
-    """Queue the job of a stored privacy request still unanswered, unless Redis holds one of
-    its name in any state: waiting or running, it will answer; failed, it stays in front of
-    people (RQ's failed jobs, for as long as Shopify allows to answer) rather than running
-    again at every sweep, and is queued again once RQ lets it go."""
-    try:
-        _enqueue(
-            queue,
-            _ANSWER_PRIVACY_REQUEST,
-            (str(shop_id), event_id),
-            privacy_job_id(shop_id, event_id),
-            failure_ttl=_PRIVACY_FAILURE_TTL,
-        )
-    except DuplicateJobError:
-        return False
-    return True
-
-
 def enqueue_order_refresh(queue: Queue, customer_id: uuid.UUID) -> bool:
     """Refresh our copy of the customer's Shopify orders (background queue); a refresh
     already waiting for the customer will read the same orders, so none is added."""
@@ -136,18 +100,60 @@ def enqueue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
     )
 
 
-def enqueue_helpdesk_call(queue: Queue, event_row_id: int) -> None:
-    """Work a kept helpdesk call (background queue). The request that kept it is the only
-    one to queue it (a redelivery keeps nothing, so queues nothing), so the job has RQ's
-    own id. One made from the row's number would be worse than none: row numbers start
-    again with each database and go back with a restore, and a job Redis still kept for
-    an earlier row of that number would stand in for this one, which would never run."""
-    queue.enqueue(
-        "app.helpdesk.jobs.work_gorgias_call",
-        event_row_id,
-        result_ttl=_RESULT_TTL,
-        failure_ttl=_FAILURE_TTL,
+@dataclass(frozen=True)
+class KeptEventJob:
+    """The job that works a kept provider event, called with the shop's id and the event's
+    own id (what the event is kept once by), and named after them."""
+
+    function: str
+    name: str
+    # How long RQ keeps a failure, for people to see; the sweep leaves the event alone
+    # meanwhile.
+    failure_ttl: int
+
+    def job_id(self, shop_id: uuid.UUID, event_id: str) -> str:
+        # Providers' event ids are their own strings: a name-based UUID keeps to RQ's
+        # characters.
+        return f"{self.name}-{uuid.uuid5(shop_id, event_id)}"
+
+
+# Shopify allows 30 days to act on a privacy request: a failure is kept as long.
+PRIVACY_REQUEST = KeptEventJob(
+    "app.privacy.jobs.answer_privacy_request", "privacy", failure_ttl=30 * 24 * 3600
+)
+HELPDESK_CALL = KeptEventJob("app.helpdesk.jobs.work_gorgias_call", "gorgias", _FAILURE_TTL)
+
+
+def enqueue_kept_event(queue: Queue, job: KeptEventJob, shop_id: uuid.UUID, event_id: str) -> bool:
+    """Work an event just kept (background queue). A finished or failed job of the same
+    name is replaced: it ran before this database kept the event (a restore), so it did
+    not work this one."""
+    return _enqueue_unique(
+        queue,
+        job.function,
+        (str(shop_id), event_id),
+        job.job_id(shop_id, event_id),
+        failure_ttl=job.failure_ttl,
     )
+
+
+def requeue_kept_event(queue: Queue, job: KeptEventJob, shop_id: uuid.UUID, event_id: str) -> bool:
+    """Queue the job of an event kept before whose work may have been lost (the web process
+    died between keeping it and queueing it, or Redis lost the job), unless Redis holds one
+    of its name in any state: waiting or running, it will do the work; finished, it did;
+    failed, it stays in front of people (RQ's failed jobs) rather than running again at
+    every sweep or redelivery, and is queued again once RQ lets it go."""
+    try:
+        _enqueue(
+            queue,
+            job.function,
+            (str(shop_id), event_id),
+            job.job_id(shop_id, event_id),
+            failure_ttl=job.failure_ttl,
+        )
+    except DuplicateJobError:
+        return False
+    return True
 
 
 def enqueue_helpdesk_delivery(queue: Queue, shop_id: uuid.UUID) -> bool:

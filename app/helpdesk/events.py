@@ -76,9 +76,9 @@ def keep_once(
     call: IntegrationCall,
     actor: Actor,
     now: datetime,
-) -> int | None:
-    """Store the call: its row's id, or None when it was stored before (a retry or a
-    replay)."""
+) -> bool:
+    """Store the call; False when it was stored before (a retry or a replay). Its job
+    names it by the shop and ``call.key``."""
     kept = keep_provider_event(
         session,
         shop_id=shop_id,
@@ -96,7 +96,7 @@ def keep_once(
         received_at=now,
     )
     if kept is None:
-        return None
+        return False
     audit.record(
         session,
         shop_id=shop_id,
@@ -105,7 +105,7 @@ def keep_once(
         data={"event": call.event, "ticket_id": call.ticket_id, "message_id": call.message_id},
         now=now,
     )
-    return kept
+    return True
 
 
 def _gorgias_id(value: object, field: str) -> int:

@@ -5,8 +5,9 @@ transaction held), sync it into its conversation and claim the agents' new comma
 (one transaction), act on each command (the drafter runs outside any transaction; each
 command's writes commit on their own), post the internal notes, queue an action a
 command approved, then post what waits for the customer (:func:`deliver_replies`).
-Nothing is swallowed: a failure fails the job and the kept call stays for a retry;
-commands already claimed are not run twice.
+Nothing is swallowed: a failure fails the job (kept a day in RQ's failed jobs) and the
+kept call stays for a retry; commands already claimed are not run twice. The job names its
+call by the shop and the call's key, what it was kept once by.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from app.crypto import SecretBox, secret_box
 from app.drafting.drafters import Drafter, drafter_for
 from app.drafting.service import apply_fresh, brief_for
 from app.execution.jobs import context
-from app.execution.models import ProviderEvent
+from app.execution.models import kept_event
 from app.execution.providers import AdapterFactory
 from app.execution.queueing import enqueue_execution, execution_queue
 from app.helpdesk.commands import approve_as_agent, draft_note, status_for_customer
-from app.helpdesk.connection import GorgiasAccount, gorgias_account, gorgias_connection
+from app.helpdesk.connection import GORGIAS, GorgiasAccount, gorgias_account, gorgias_connection
 from app.helpdesk.delivery import mark_delivered, our_id, pending, ticket_of
 from app.helpdesk.gorgias_desk import gorgias_desks
 from app.helpdesk.tickets import (
@@ -91,20 +92,22 @@ def helpdesk_context() -> HelpdeskContext:
     )
 
 
-def work_gorgias_call(event_row_id: int) -> str:
+def work_gorgias_call(shop_id: str, call_key: str) -> str:
     ctx = context()
-    outcome, actions = work_call(helpdesk_context(), event_row_id)
+    outcome, actions = work_call(helpdesk_context(), uuid.UUID(shop_id), call_key)
     _queue_actions(ctx.settings, actions)
     return outcome
 
 
-def work_call(ctx: HelpdeskContext, event_row_id: int) -> tuple[str, list[uuid.UUID]]:
+def work_call(
+    ctx: HelpdeskContext, shop_id: uuid.UUID, call_key: str
+) -> tuple[str, list[uuid.UUID]]:
     """Everything one kept call asks for; returns what happened and the actions to queue."""
     with ctx.session_factory() as session, session.begin():
-        event = session.get(ProviderEvent, event_row_id)
-        if event is None or event.shop_id is None:
+        event = kept_event(session, shop_id, GORGIAS, call_key)
+        if event is None:
             return "no such call", []
-        shop_id, ticket_id = event.shop_id, int(event.payload["ticket_id"])
+        ticket_id = int(event.payload["ticket_id"])
         connection = gorgias_connection(session, shop_id)
         if connection is None:
             return "the shop's Gorgias connection is gone", []

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.clock import utcnow
 from app.crypto import SecretBox, secret_box
 from app.execution.jobs import context
-from app.execution.models import ProviderEvent
+from app.execution.models import ProviderEvent, kept_event
 from app.privacy.models import UNANSWERED_PRIVACY_REQUEST
 from app.privacy.service import answer_shopify_request
 from app.shopify.install import SHOPIFY
@@ -45,15 +45,7 @@ def answer_stored_request(
     now: datetime,
 ) -> str:
     with session_factory() as session, session.begin():
-        event = session.scalars(
-            select(ProviderEvent)
-            .where(
-                ProviderEvent.shop_id == shop_id,
-                ProviderEvent.provider == "shopify",
-                ProviderEvent.event_id == event_id,
-            )
-            .with_for_update()
-        ).one_or_none()
+        event = kept_event(session, shop_id, "shopify", event_id, locked=True)
         if event is None:
             raise LookupError(f"no stored Shopify event {event_id} of shop {shop_id}")
         if "answered" in event.payload:

@@ -4,8 +4,10 @@ Every request naming a connection carries the shop's integration secret in
 :data:`~app.helpdesk.connection.SECRET_HEADER`, compared in constant time before
 anything is read: a wrong or missing one is 401 with nothing stored. Calls are kept once
 and answered at once, the work queued after the commit (Gorgias turns an integration off
-after 100 failures in a row). The HTML sidebar opens only with a short-lived signed link
-that a request with the secret asked for, and may be framed by any https helpdesk.
+after 100 failures in a row); a call sent again queues its job if Redis holds none (the
+first delivery's was lost before Gorgias had an answer). The HTML sidebar opens only with
+a short-lived signed link that a request with the secret asked for, and may be framed by
+any https helpdesk.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from app.clock import utcnow
 from app.connections.models import Connection
 from app.db import request_session
 from app.errors import NotFound, Unauthenticated
-from app.execution.queueing import enqueue_helpdesk_call
+from app.execution.queueing import HELPDESK_CALL, enqueue_kept_event, requeue_kept_event
 from app.helpdesk.connection import GORGIAS, SECRET_HEADER, secret_matches
 from app.helpdesk.events import keep_once, parse_call
 from app.helpdesk.sidebar import sidebar_link, sidebar_view, ticket_of_link
@@ -42,11 +44,15 @@ def gorgias_call(connection_id: uuid.UUID) -> tuple[Response, int]:
     kept = keep_once(
         session, shop_id=connection.shop_id, call=call, actor=GORGIAS_CALLS, now=utcnow()
     )
-    if kept is None:
+    background = RedisExtension.background_queue(current_app)
+    if not kept:
         session.rollback()
+        # Gorgias sends a call again when it got no answer: the first delivery may have
+        # been kept and its job lost (the process died, Redis was away) before answering.
+        requeue_kept_event(background, HELPDESK_CALL, connection.shop_id, call.key)
         return jsonify({"received": True, "duplicate": True}), 200
     session.commit()
-    enqueue_helpdesk_call(RedisExtension.background_queue(current_app), kept)
+    enqueue_kept_event(background, HELPDESK_CALL, connection.shop_id, call.key)
     return jsonify({"received": True, "duplicate": False}), 200
 
 

@@ -111,6 +111,24 @@ def test_a_call_gorgias_repeats_is_kept_and_worked_once(
     assert _queued(settings) == 1
 
 
+def test_a_call_whose_job_was_lost_is_queued_again_when_gorgias_sends_it_again(
+    connected: GorgiasConnected, client: FlaskClient, session: Session, settings: Settings
+) -> None:
+    """The call was kept, then the process died (or Redis was away) before its job was
+    queued and before Gorgias had an answer: Gorgias sends it again, and that queues the
+    job the first delivery lost, once."""
+    secret = {SECRET_HEADER: str(connected.new_secret)}
+    client.post(_url(connected), json=CALL, headers=secret)
+    Queue(settings.background_queue_name, connection=connect_redis(settings)).empty()
+
+    again = client.post(_url(connected), json=CALL, headers=secret)
+    once_more = client.post(_url(connected), json=CALL, headers=secret)
+
+    assert again.get_json()["duplicate"] and once_more.get_json()["duplicate"]
+    assert _kept(session) == 1
+    assert _queued(settings) == 1
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

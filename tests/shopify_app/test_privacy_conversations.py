@@ -285,7 +285,11 @@ def story(
         headers={SECRET_HEADER: str(connected.new_secret)},
     )
     assert call.status_code == 200, call.get_json()
-    kept = session.scalars(select(ProviderEvent.id).where(ProviderEvent.provider == GORGIAS)).one()
+    (shop_id, call_key) = session.execute(
+        select(ProviderEvent.shop_id, ProviderEvent.event_id).where(
+            ProviderEvent.provider == GORGIAS
+        )
+    ).one()
     helpdesk = HelpdeskContext(
         session_factory=factory,
         adapters=connection_adapters(settings, box),
@@ -294,7 +298,7 @@ def story(
         desks=gorgias_desks(settings),
         drafter=RulesDrafter(),
     )
-    assert work_call(helpdesk, kept)[0].startswith("1 received")
+    assert work_call(helpdesk, shop_id, call_key)[0].startswith("1 received")
 
     session.expire_all()
     ticket = session.scalars(select(Conversation).where(Conversation.channel == "helpdesk")).one()
