@@ -124,9 +124,9 @@ PRIVACY_JOB = "app.privacy.jobs.answer_privacy_request"
 
 
 def take_queued_privacy_request(app: Flask) -> tuple[uuid.UUID, str]:
-    """The privacy webhook a delivery queued, taken off the queue as a worker takes it
-    (its job then gone from Redis too): the job's arguments, the shop's id and Shopify's
-    event id."""
+    """The privacy webhook a delivery queued, its job taken out of Redis (a test runs it
+    itself, or plays Redis having lost it): the job's arguments, the shop's id and
+    Shopify's event id."""
     queue = RedisExtension.background_queue(app)
     [job] = [job for job in queue.jobs if job.func_name == PRIVACY_JOB]
     job.delete()
