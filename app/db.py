@@ -111,17 +111,17 @@ def insert_unless_present(
     return insert(model).on_conflict_do_nothing(index_elements=unique)
 
 
-def insert_returning_unless_present(
+def insert_one_unless_present(
     session: Session, model: type[Base], unique: tuple[str, ...], values: dict[str, Any]
-) -> Row[Any] | None:
+) -> bool:
     """One row of ``values`` into ``model``'s table unless a row with the same ``unique``
-    columns is there: its primary key, or None when it was there. As
+    columns is there: False when it was there. As
     :func:`insert_unless_present`, with the statement built once for these columns (a
     Core insert on the table, the values bound as parameters) rather than at every call,
     for a path that keeps a row at every request."""
     dialect = session.get_bind().dialect.name
     insert = _keep(model, tuple(sorted(values)), unique, dialect)
-    return session.execute(insert, values).first()
+    return session.execute(insert, values).first() is not None
 
 
 @functools.cache

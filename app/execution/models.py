@@ -22,7 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from app.clock import utcnow
-from app.db import Base, UTCDateTime, insert_returning_unless_present
+from app.db import Base, UTCDateTime, insert_one_unless_present
 
 
 class ActionStatus(StrEnum):
@@ -181,11 +181,11 @@ def keep_provider_event(
     payload: dict[str, Any],
     created: datetime,
     received_at: datetime,
-) -> int | None:
-    """Keep the event: its row's id, or None when this shop kept the same event before (a
-    redelivery, a retry, a replay), which then changes nothing. One ``INSERT ... ON CONFLICT
-    DO NOTHING``: no savepoint to roll back to, and no other integrity error is taken for a
-    repeat."""
+) -> bool:
+    """Keep the event; False when this shop kept the same event before (a redelivery, a
+    retry, a replay), which then changes nothing. Its job, if it has one, names it by the
+    shop and ``event_id`` (:func:`kept_event`). One ``INSERT ... ON CONFLICT DO NOTHING``:
+    no savepoint to roll back to, and no other integrity error is taken for a repeat."""
     values = {
         "shop_id": shop_id,
         "provider": provider,
@@ -196,8 +196,7 @@ def keep_provider_event(
         "created": created,
         "received_at": received_at,
     }
-    kept = insert_returning_unless_present(session, ProviderEvent, PROVIDER_EVENT_KEY, values)
-    return None if kept is None else int(kept.id)
+    return insert_one_unless_present(session, ProviderEvent, PROVIDER_EVENT_KEY, values)
 
 
 def kept_event(

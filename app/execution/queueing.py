@@ -9,7 +9,7 @@ shop and the event's own id, what the event is kept once by, never by the row's 
 (numbers start again with each database and go back with a restore). So a job lost
 between the commit and the enqueue can be queued again without a second one: by the sweep
 (a privacy request not answered), by the provider's redelivery (a helpdesk call)
-(:func:`requeue_kept_event`).
+(:meth:`KeptEventJob.requeue`).
 """
 
 from __future__ import annotations
@@ -116,44 +116,39 @@ class KeptEventJob:
         # characters.
         return f"{self.name}-{uuid.uuid5(shop_id, event_id)}"
 
+    def enqueue(self, queue: Queue, shop_id: uuid.UUID, event_id: str) -> bool:
+        """Work an event just kept (background queue). A finished or failed job of the
+        same name is replaced: it ran before this database kept the event (a restore), so
+        it did not work this one."""
+        return self._enqueue(queue, shop_id, event_id, replace_done=True)
+
+    def requeue(self, queue: Queue, shop_id: uuid.UUID, event_id: str) -> bool:
+        """Queue the job of an event kept before whose work may have been lost (the web
+        process died between keeping it and queueing it, or Redis lost the job), unless
+        Redis holds one of its name in any state: waiting or running, it will do the work;
+        finished, it did; failed, it stays in front of people (RQ's failed jobs) rather
+        than running again at every sweep or redelivery, and is queued again once RQ lets
+        it go."""
+        return self._enqueue(queue, shop_id, event_id, replace_done=False)
+
+    def _enqueue(
+        self, queue: Queue, shop_id: uuid.UUID, event_id: str, *, replace_done: bool
+    ) -> bool:
+        return _enqueue_unique(
+            queue,
+            self.function,
+            (str(shop_id), event_id),
+            self.job_id(shop_id, event_id),
+            failure_ttl=self.failure_ttl,
+            replace_done=replace_done,
+        )
+
 
 # Shopify allows 30 days to act on a privacy request: a failure is kept as long.
 PRIVACY_REQUEST = KeptEventJob(
     "app.privacy.jobs.answer_privacy_request", "privacy", failure_ttl=30 * 24 * 3600
 )
 HELPDESK_CALL = KeptEventJob("app.helpdesk.jobs.work_gorgias_call", "gorgias", _FAILURE_TTL)
-
-
-def enqueue_kept_event(queue: Queue, job: KeptEventJob, shop_id: uuid.UUID, event_id: str) -> bool:
-    """Work an event just kept (background queue). A finished or failed job of the same
-    name is replaced: it ran before this database kept the event (a restore), so it did
-    not work this one."""
-    return _enqueue_unique(
-        queue,
-        job.function,
-        (str(shop_id), event_id),
-        job.job_id(shop_id, event_id),
-        failure_ttl=job.failure_ttl,
-    )
-
-
-def requeue_kept_event(queue: Queue, job: KeptEventJob, shop_id: uuid.UUID, event_id: str) -> bool:
-    """Queue the job of an event kept before whose work may have been lost (the web process
-    died between keeping it and queueing it, or Redis lost the job), unless Redis holds one
-    of its name in any state: waiting or running, it will do the work; finished, it did;
-    failed, it stays in front of people (RQ's failed jobs) rather than running again at
-    every sweep or redelivery, and is queued again once RQ lets it go."""
-    try:
-        _enqueue(
-            queue,
-            job.function,
-            (str(shop_id), event_id),
-            job.job_id(shop_id, event_id),
-            failure_ttl=job.failure_ttl,
-        )
-    except DuplicateJobError:
-        return False
-    return True
 
 
 def enqueue_helpdesk_delivery(queue: Queue, shop_id: uuid.UUID) -> bool:
@@ -168,12 +163,28 @@ def _enqueue_unique(
     function: str,
     args: tuple[str, ...],
     job_id: str,
+    *,
     failure_ttl: int = _FAILURE_TTL,
+    replace_done: bool = True,
 ) -> bool:
-    """Queue ``function(*args)`` as ``job_id`` unless a live job has that id."""
+    """Queue ``function(*args)`` as ``job_id`` unless a live job has that id (any job of
+    that id, without ``replace_done``)."""
+
+    def enqueue() -> None:
+        queue.enqueue(
+            function,
+            *args,
+            job_id=job_id,
+            unique=True,
+            result_ttl=_RESULT_TTL,
+            failure_ttl=failure_ttl,
+        )
+
     try:
-        _enqueue(queue, function, args, job_id, failure_ttl)
+        enqueue()
     except DuplicateJobError:
+        if not replace_done:
+            return False
         existing = queue.fetch_job(job_id)
         if existing is not None and existing.get_status(refresh=True) not in _DONE:
             return False
@@ -181,24 +192,7 @@ def _enqueue_unique(
         if existing is not None:
             existing.delete()
         try:
-            _enqueue(queue, function, args, job_id, failure_ttl)
+            enqueue()
         except DuplicateJobError:
             return False
     return True
-
-
-def _enqueue(
-    queue: Queue,
-    function: str,
-    args: tuple[str, ...],
-    job_id: str,
-    failure_ttl: int = _FAILURE_TTL,
-) -> None:
-    queue.enqueue(
-        function,
-        *args,
-        job_id=job_id,
-        unique=True,
-        result_ttl=_RESULT_TTL,
-        failure_ttl=failure_ttl,
-    )

@@ -17,7 +17,7 @@
 * A stored privacy request (a Shopify webhook) not answered and with no job in Redis (the
   web process died between keeping it and queueing it, or Redis lost it) gets its job on
   the background queue; one whose job failed is left in RQ's failed jobs for people
-  (:func:`app.execution.queueing.requeue_kept_event`).
+  (:meth:`app.execution.queueing.KeptEventJob.requeue`).
 * A history scan that is queued, or running but silent too long (its worker died), gets
   a job on the background queue and resumes from its cursors
   (:func:`app.history_audit.jobs.scans_to_resume`).
@@ -49,7 +49,6 @@ from app.execution.queueing import (
     enqueue_reconcile,
     enqueue_refresh,
     execution_queue,
-    requeue_kept_event,
 )
 from app.execution.status import escalate, mark_unknown
 from app.helpdesk.delivery import shops_with_pending
@@ -145,7 +144,7 @@ def _queue_background_work(
         if enqueue_helpdesk_delivery(background, shop_id):
             report.delivering.append(str(shop_id))
     for shop_id, event_id in unanswered:
-        if requeue_kept_event(background, PRIVACY_REQUEST, shop_id, event_id):
+        if PRIVACY_REQUEST.requeue(background, shop_id, event_id):
             report.answering_privacy.append(event_id)
     for scan in resuming:
         if enqueue_scan(background, scan):

@@ -95,7 +95,7 @@ def keep_once(
         created=now,
         received_at=now,
     )
-    if kept is None:
+    if not kept:
         return False
     audit.record(
         session,

@@ -128,7 +128,7 @@ def take_command(
     session: Session, *, shop_id: uuid.UUID, command: AgentCommand, now: datetime
 ) -> bool:
     """Claim ``command`` to act on it; False when it was acted on before."""
-    kept = keep_provider_event(
+    return keep_provider_event(
         session,
         shop_id=shop_id,
         provider=GORGIAS,
@@ -139,4 +139,3 @@ def take_command(
         created=now,
         received_at=now,
     )
-    return kept is not None

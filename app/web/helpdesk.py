@@ -22,7 +22,7 @@ from app.clock import utcnow
 from app.connections.models import Connection
 from app.db import request_session
 from app.errors import NotFound, Unauthenticated
-from app.execution.queueing import HELPDESK_CALL, enqueue_kept_event, requeue_kept_event
+from app.execution.queueing import HELPDESK_CALL
 from app.helpdesk.connection import GORGIAS, SECRET_HEADER, secret_matches
 from app.helpdesk.events import keep_once, parse_call
 from app.helpdesk.sidebar import sidebar_link, sidebar_view, ticket_of_link
@@ -49,10 +49,10 @@ def gorgias_call(connection_id: uuid.UUID) -> tuple[Response, int]:
         session.rollback()
         # Gorgias sends a call again when it got no answer: the first delivery may have
         # been kept and its job lost (the process died, Redis was away) before answering.
-        requeue_kept_event(background, HELPDESK_CALL, connection.shop_id, call.key)
+        HELPDESK_CALL.requeue(background, connection.shop_id, call.key)
         return jsonify({"received": True, "duplicate": True}), 200
     session.commit()
-    enqueue_kept_event(background, HELPDESK_CALL, connection.shop_id, call.key)
+    HELPDESK_CALL.enqueue(background, connection.shop_id, call.key)
     return jsonify({"received": True, "duplicate": False}), 200
 
 

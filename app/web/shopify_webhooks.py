@@ -37,7 +37,7 @@ from app.clock import utcnow
 from app.db import request_session
 from app.errors import NotFound, Unauthenticated
 from app.execution.models import keep_provider_event
-from app.execution.queueing import PRIVACY_REQUEST, enqueue_kept_event, enqueue_order_refresh
+from app.execution.queueing import PRIVACY_REQUEST, enqueue_order_refresh
 from app.privacy.models import PRIVACY_TOPICS
 from app.queue import RedisExtension
 from app.shopify.install import SHOPIFY, record_uninstall
@@ -78,7 +78,7 @@ def receive() -> tuple[Response, int]:
         created=verification.triggered_at or now,
         received_at=now,
     )
-    if kept is None:
+    if not kept:
         session.rollback()
         return jsonify({"received": True, "duplicate": True}), 200
     acted = _act(session, shop, verification, now)
@@ -87,9 +87,7 @@ def receive() -> tuple[Response, int]:
     )
     session.commit()
     if verification.topic in PRIVACY_TOPICS:
-        enqueue_kept_event(
-            RedisExtension.background_queue(current_app), PRIVACY_REQUEST, shop.id, event_id
-        )
+        PRIVACY_REQUEST.enqueue(RedisExtension.background_queue(current_app), shop.id, event_id)
         acted = "queued"
     for customer_id in customers:
         enqueue_order_refresh(RedisExtension.background_queue(current_app), customer_id)

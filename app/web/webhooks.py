@@ -63,7 +63,7 @@ def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
         created=event.created,
         received_at=utcnow(),
     )
-    if kept is None:
+    if not kept:
         session.rollback()
         return jsonify({"received": True, "duplicate": True}), 200
 

@@ -37,7 +37,7 @@ from app.clock import utcnow
 from app.crypto import secret_box
 from app.db import Database
 from app.execution.models import ProviderEvent
-from app.execution.queueing import PRIVACY_REQUEST, enqueue_kept_event, execution_queue
+from app.execution.queueing import PRIVACY_REQUEST, execution_queue
 from app.execution.sweeper import sweep
 from app.privacy.jobs import answer_stored_request, unanswered_requests
 from app.privacy.models import DataExport
@@ -332,7 +332,7 @@ def test_a_failed_request_stays_for_people_until_shopify_sends_it_again(
     assert [job.func_name for job in background.jobs] == []
     assert job.get_status(refresh=True) == JobStatus.FAILED
 
-    assert enqueue_kept_event(background, PRIVACY_REQUEST, linen.id, "e-72")
+    assert PRIVACY_REQUEST.enqueue(background, linen.id, "e-72")
     assert [job.args for job in background.jobs] == [(str(linen.id), "e-72")]
 
 
