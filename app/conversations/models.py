@@ -100,6 +100,7 @@ class Participant(Base):
 
 
 _UNDELIVERED = "delivered_at IS NULL AND author IN ('caseward', 'staff')"
+_DRAFT_OWED = "draft_owed_since IS NOT NULL"
 
 
 class Message(Base):
@@ -119,6 +120,13 @@ class Message(Base):
             postgresql_where=text(_UNDELIVERED),
             sqlite_where=text(_UNDELIVERED),
         ),
+        # What the sweep asks every few seconds: the few chat messages still owed a draft.
+        Index(
+            "ix_conversation_messages_draft_owed",
+            "draft_owed_since",
+            postgresql_where=text(_DRAFT_OWED),
+            sqlite_where=text(_DRAFT_OWED),
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -135,6 +143,11 @@ class Message(Base):
     # When a message to the customer reached them: at once in the chat, once posted for
     # a helpdesk ticket; None while it waits (and for the customer's own messages).
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Since when a shopper's chat message is owed a draft (it came in, or the shopper was
+    # verified since); its drafting job clears it, whatever it decided. The database, not
+    # the queue, says a draft is owed: a job lost between the commit and the enqueue is
+    # queued again by the sweep (app.drafting.jobs.drafts_owed).
+    draft_owed_since: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 

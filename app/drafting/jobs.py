@@ -5,20 +5,31 @@ stored the message. The drafter runs outside any transaction; its result is appl
 under the case's row lock, and only if no newer customer message arrived meanwhile
 (that message's own job drafts from the whole conversation). Nothing is swallowed: a
 failure fails the job and the customer's message stays, visible to staff in the case.
+
+The database, not the queue, says a draft is owed: the message is marked when it is kept
+(and again when the shopper is verified, for a draft with their orders), in the same
+commit, and the job clears the mark it read with the conversation, whatever it decided; a
+mark set again meanwhile (a verification while the draft was made) stays. The sweep queues
+the job again for a mark younger than an hour with no job waiting or running
+(:func:`drafts_owed`): one that finished before a newer mark is run again, one that failed
+is left in RQ's failed jobs for people rather than call the model at every sweep; past the
+hour the case waits for staff.
 """
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import cast
 
 from rq import get_current_job
-from sqlalchemy import select
+from sqlalchemy import Table, Uuid, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.cases.models import Case
 from app.clock import utcnow
 from app.conversations.models import Author, Conversation, Message
+from app.conversations.service import current_case, messages_of
 from app.drafting.drafters import Drafter, drafter_for
 from app.drafting.service import apply_fresh, brief_for
 from app.execution.jobs import context
@@ -63,11 +74,15 @@ def draft_for_message(
             return "no such message", None
         conversation = session.get(Conversation, message.conversation_id)
         assert conversation is not None
+        # The mark this run answers, read with what its brief is made of.
+        answering = message.draft_owed_since
         if _newer_message(session, message):
+            _drafted(session, message_id, answering)
             return "superseded by a newer message", None
         case = session.get(Case, conversation.case_id) if conversation.case_id else None
         shop = session.get(Shop, conversation.shop_id)
         if case is None or shop is None:
+            _drafted(session, message_id, answering)
             return "no case to draft", None
         brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
         case_id = case.id
@@ -78,6 +93,7 @@ def draft_for_message(
         conversation = session.get(Conversation, case.conversation_id)
         shop = session.get(Shop, case.shop_id)
         assert message is not None and conversation is not None and shop is not None
+        _drafted(session, message_id, answering)
         if _newer_message(session, message):
             return "superseded by a newer message", None
         drafted = apply_fresh(
@@ -92,6 +108,72 @@ def draft_for_message(
         )
         action = drafted.proposal.action if drafted.proposal else None
         return f"drafted: {drafted.record.next_step}", action.id if action else None
+
+
+def owe_draft(message: Message, now: datetime) -> None:
+    """Mark ``message`` as owed a draft, in the transaction that keeps it (or that verifies
+    its shopper); queue :func:`draft_after_message` once that transaction has committed."""
+    message.draft_owed_since = now
+
+
+def owe_draft_with_orders(
+    session: Session, conversation: Conversation, now: datetime
+) -> Message | None:
+    """Once the shopper is verified, their newest message is owed a draft again, with their
+    orders; returns it, to queue its job after the commit (None when the case is closed)."""
+    if current_case(session, conversation) is None:
+        return None
+    newest = next(
+        (
+            m
+            for m in reversed(messages_of(session, conversation, 20))
+            if m.author == Author.CUSTOMER
+        ),
+        None,
+    )
+    if newest is not None:
+        owe_draft(newest, now)
+    return newest
+
+
+# Past this, a draft owed and never made (its job failed, and RQ has since forgotten the
+# failure) is not tried again: the shopper has moved on or staff have answered, and the
+# case is in their queue.
+DRAFT_OWED_FOR = timedelta(hours=1)
+
+
+def drafts_owed(session: Session, now: datetime) -> list[uuid.UUID]:
+    """The chat messages owed a draft for less than :data:`DRAFT_OWED_FOR`, oldest first,
+    of every shop: the arguments of their drafting jobs, for the sweep."""
+    return list(
+        session.scalars(
+            select(Message.id)
+            .where(
+                Message.draft_owed_since.is_not(None),
+                Message.draft_owed_since > now - DRAFT_OWED_FOR,
+            )
+            .order_by(Message.draft_owed_since)
+        )
+    )
+
+
+def _drafted(session: Session, message_id: uuid.UUID, answered: datetime | None) -> None:
+    """Clear the mark the run answered, if the message still has it: compared in the one
+    statement, so a mark set again meanwhile stays, whatever the clocks of the processes
+    that set and read it say."""
+    if answered is not None:
+        session.execute(_CLEAR_OWED, {"message_id": message_id, "answered": answered})
+
+
+_MESSAGES = cast(Table, Message.__table__)
+_CLEAR_OWED = (
+    update(_MESSAGES)
+    .where(
+        _MESSAGES.c.id == bindparam("message_id", type_=Uuid),
+        _MESSAGES.c.draft_owed_since == bindparam("answered"),
+    )
+    .values(draft_owed_since=None)
+)
 
 
 def _newer_message(session: Session, message: Message) -> bool:

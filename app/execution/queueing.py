@@ -100,6 +100,20 @@ def enqueue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
     )
 
 
+def requeue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
+    """Queue the drafting of a message still owed a draft, unless its job waits or runs.
+    A finished job is replaced (the message was owed a draft again after it began: the
+    shopper was verified meanwhile); a failed one is left in front of people (RQ's failed
+    jobs) rather than call the model again at every sweep."""
+    return _enqueue_unique(
+        queue,
+        "app.drafting.jobs.draft_after_message",
+        (str(message_id),),
+        f"draft-{message_id}",
+        replacing=(JobStatus.FINISHED,),
+    )
+
+
 @dataclass(frozen=True)
 class KeptEventJob:
     """The job that works a kept provider event, called with the shop's id and the event's
@@ -120,7 +134,7 @@ class KeptEventJob:
         """Work an event just kept (background queue). A finished or failed job of the
         same name is replaced: it ran before this database kept the event (a restore), so
         it did not work this one."""
-        return self._enqueue(queue, shop_id, event_id, replace_done=True)
+        return self._enqueue(queue, shop_id, event_id, replacing=_DONE)
 
     def requeue(self, queue: Queue, shop_id: uuid.UUID, event_id: str) -> bool:
         """Queue the job of an event kept before whose work may have been lost (the web
@@ -129,10 +143,10 @@ class KeptEventJob:
         finished, it did; failed, it stays in front of people (RQ's failed jobs) rather
         than running again at every sweep or redelivery, and is queued again once RQ lets
         it go."""
-        return self._enqueue(queue, shop_id, event_id, replace_done=False)
+        return self._enqueue(queue, shop_id, event_id, replacing=())
 
     def _enqueue(
-        self, queue: Queue, shop_id: uuid.UUID, event_id: str, *, replace_done: bool
+        self, queue: Queue, shop_id: uuid.UUID, event_id: str, *, replacing: tuple[JobStatus, ...]
     ) -> bool:
         return _enqueue_unique(
             queue,
@@ -140,7 +154,7 @@ class KeptEventJob:
             (str(shop_id), event_id),
             self.job_id(shop_id, event_id),
             failure_ttl=self.failure_ttl,
-            replace_done=replace_done,
+            replacing=replacing,
         )
 
 
@@ -165,10 +179,10 @@ def _enqueue_unique(
     job_id: str,
     *,
     failure_ttl: int = _FAILURE_TTL,
-    replace_done: bool = True,
+    replacing: tuple[JobStatus, ...] = _DONE,
 ) -> bool:
-    """Queue ``function(*args)`` as ``job_id`` unless a live job has that id (any job of
-    that id, without ``replace_done``)."""
+    """Queue ``function(*args)`` as ``job_id`` unless Redis holds a job of that id: one
+    that ended in a status of ``replacing`` (by default any end) is replaced."""
 
     def enqueue() -> None:
         queue.enqueue(
@@ -183,12 +197,12 @@ def _enqueue_unique(
     try:
         enqueue()
     except DuplicateJobError:
-        if not replace_done:
+        if not replacing:
             return False
         existing = queue.fetch_job(job_id)
-        if existing is not None and existing.get_status(refresh=True) not in _DONE:
+        if existing is not None and existing.get_status(refresh=True) not in replacing:
             return False
-        # A finished or failed job whose work still needs doing: replace it.
+        # A job that ended, whose work still needs doing: replace it.
         if existing is not None:
             existing.delete()
         try:

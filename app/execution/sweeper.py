@@ -18,6 +18,11 @@
   web process died between keeping it and queueing it, or Redis lost it) gets its job on
   the background queue; one whose job failed is left in RQ's failed jobs for people
   (:meth:`app.execution.queueing.KeptEventJob.requeue`).
+* A shopper's chat message owed a draft for less than an hour, with no drafting job
+  waiting or running (the web process died between keeping it and queueing its job, or
+  the shopper was verified while its draft was being made), gets its job on the
+  background queue; one whose job failed is left for people
+  (:func:`app.drafting.jobs.drafts_owed`).
 * A history scan that is queued, or running but silent too long (its worker died), gets
   a job on the background queue and resumes from its cursors
   (:func:`app.history_audit.jobs.scans_to_resume`).
@@ -39,6 +44,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from app.audit_checkpoints import write_due_checkpoints
+from app.drafting.jobs import drafts_owed
 from app.execution.executor import ExecutionContext
 from app.execution.jobs import context
 from app.execution.models import Action, ActionAttempt, ActionStatus
@@ -49,6 +55,7 @@ from app.execution.queueing import (
     enqueue_reconcile,
     enqueue_refresh,
     execution_queue,
+    requeue_drafting,
 )
 from app.execution.status import escalate, mark_unknown
 from app.helpdesk.delivery import shops_with_pending
@@ -71,6 +78,7 @@ class SweepReport:
     refreshing: list[str] = field(default_factory=list)
     delivering: list[str] = field(default_factory=list)
     answering_privacy: list[str] = field(default_factory=list)
+    drafting: list[str] = field(default_factory=list)
     resuming_scans: list[str] = field(default_factory=list)
 
 
@@ -135,10 +143,11 @@ def _queue_background_work(
     ctx: ExecutionContext, background: Queue, now: datetime, report: SweepReport
 ) -> None:
     """What waits for the background queue: replies to post, privacy requests to answer,
-    history scans to resume."""
+    drafts owed, history scans to resume."""
     with ctx.session_factory() as session:
         replying = shops_with_pending(session)
         unanswered = unanswered_requests(session)
+        owed = drafts_owed(session, now)
         resuming = scans_to_resume(session, now)
     for shop_id in replying:
         if enqueue_helpdesk_delivery(background, shop_id):
@@ -146,6 +155,9 @@ def _queue_background_work(
     for shop_id, event_id in unanswered:
         if PRIVACY_REQUEST.requeue(background, shop_id, event_id):
             report.answering_privacy.append(event_id)
+    for message_id in owed:
+        if requeue_drafting(background, message_id):
+            report.drafting.append(str(message_id))
     for scan in resuming:
         if enqueue_scan(background, scan):
             report.resuming_scans.append(str(scan.id))

@@ -227,7 +227,8 @@ def _blank(
     session.execute(
         update(Message)
         .where(Message.conversation_id.in_(conversation_ids))
-        .values(body=ERASED, sentence=null())
+        # Owed no draft either: nothing is left to answer.
+        .values(body=ERASED, sentence=null(), draft_owed_since=None)
     )
     session.execute(
         update(Case)

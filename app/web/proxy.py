@@ -50,6 +50,7 @@ from app.conversations.service import (
     storefront_ref,
 )
 from app.db import request_session
+from app.drafting.jobs import owe_draft, owe_draft_with_orders
 from app.drafting.service import choose_offer, hand_to_person, offers
 from app.errors import InvalidInput, NotFound, Unauthenticated
 from app.execution.models import Action, ActionStatus
@@ -174,6 +175,8 @@ def send_message() -> tuple[Response, int]:
         actor=_shopper(verified),
         now=now,
     )
+    if received is not None:
+        owe_draft(received[0], now)
     session.commit()
     if received is not None:
         enqueue_drafting(RedisExtension.background_queue(current_app), received[0].id)
@@ -228,6 +231,8 @@ def check_code() -> Response:
         actor=_shopper(verified),
         now=now,
     )
+    verified_now = result.check is CodeCheck.ACCEPTED
+    redraft = owe_draft_with_orders(session, conversation, now) if verified_now else None
     # Every guess counts, so it is kept whatever the answer.
     session.commit()
     if result.check is CodeCheck.EXPIRED:
@@ -238,7 +243,8 @@ def check_code() -> Response:
         raise InvalidInput(
             said("That code is not right. Check the email and try again."), field="code"
         )
-    _redraft(session, conversation)
+    if redraft is not None:
+        enqueue_drafting(RedisExtension.background_queue(current_app), redraft.id)
     return jsonify(_state(session, shop, conversation, token=_token_given()))
 
 
@@ -354,20 +360,6 @@ def _log_in(session: Session, conversation: Conversation, verified: VerifiedProx
             actor=_shopper(verified),
             now=utcnow(),
         )
-
-
-def _redraft(session: Session, conversation: Conversation) -> None:
-    """Once verified, the newest question is drafted again with the customer's orders."""
-    newest = next(
-        (
-            m
-            for m in reversed(messages_of(session, conversation, 20))
-            if m.author == Author.CUSTOMER
-        ),
-        None,
-    )
-    if newest is not None and current_case(session, conversation) is not None:
-        enqueue_drafting(RedisExtension.background_queue(current_app), newest.id)
 
 
 def _state(

@@ -19,6 +19,9 @@ from typing import Any
 import stripe
 from flask import Flask
 from flask.testing import FlaskClient
+from rq import Queue
+from rq.job import Job, JobStatus
+from rq.registry import FailedJobRegistry
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
@@ -218,6 +221,13 @@ def execution_context(app: Flask, settings: Settings) -> ExecutionContext:
         settings=settings,
         clock=utcnow,
     )
+
+
+def fail_as_rq_does(queue: Queue, job: Job) -> None:
+    """Leave ``job`` as RQ leaves one that raised: off the queue, failed, in the failed jobs."""
+    queue.remove(job)
+    job.set_status(JobStatus.FAILED)
+    FailedJobRegistry(queue=queue).add(job, ttl=job.failure_ttl, exc_string="LookupError")
 
 
 def unreachable(ctx: ExecutionContext, settings: Settings) -> ExecutionContext:

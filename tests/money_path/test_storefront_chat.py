@@ -5,23 +5,39 @@ what the provider reported, once per status."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from money_path_harness import Account, Staff, WorkerProcess, wait_for
+from money_path_harness import (
+    Account,
+    Staff,
+    WorkerProcess,
+    execution_context,
+    fail_as_rq_does,
+    wait_for,
+)
+from rq.job import Job, JobStatus
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from storefront_support import APP_SECRET, CLIENT_ID, Shopper, newest_code
 
 from app.audit import AuditEvent
 from app.cases.models import Case, Customer
+from app.clock import utcnow
 from app.conversations.models import Conversation, Message
 from app.crypto import secret_box
 from app.demo import APPROVER, OWNER, SHOP_DOMAIN, LinenShop, seed_linen_shop
+from app.drafting.drafters import drafter_for
+from app.drafting.jobs import draft_for_message
 from app.drafting.service import NEUTRAL_REPLY
+from app.execution.queueing import execution_queue
+from app.execution.sweeper import SweepReport, sweep
+from app.queue import RedisExtension, connect_redis
 from app.settings import Settings
 from integrations.mail import Outbox
 
@@ -356,3 +372,105 @@ def test_a_drafted_proposal_the_checks_block_goes_to_a_person_and_promises_nothi
     case = approver.get(f"/api/cases/{_drafted_case(approver, linen)}").get_json()
     assert [p["status"] for p in case["proposals"]] == ["blocked"]
     assert case["owner"] == OWNER
+
+
+DRAFTING_JOB = "app.drafting.jobs.draft_after_message"
+
+
+def _queued_draft(app: Flask) -> Job:
+    """The drafting job the shopper's message queued."""
+    [job] = [
+        job for job in RedisExtension.background_queue(app).jobs if job.func_name == DRAFTING_JOB
+    ]
+    return job
+
+
+def _sweep(app: Flask, settings: Settings) -> SweepReport:
+    queue = execution_queue(connect_redis(settings), settings.queue_name)
+    return sweep(execution_context(app, settings), queue)
+
+
+def test_a_message_whose_drafting_job_was_lost_is_drafted_after_the_sweep(
+    app: Flask,
+    linen: LinenShop,
+    shopper: Shopper,
+    settings: Settings,
+    start_worker: Callable[[], WorkerProcess],
+    session: Session,
+) -> None:
+    """The web process kept the shopper's message and died before queueing its draft (or
+    Redis lost the job): the sweep queues it, once, and the shopper is answered."""
+    shopper.say("Where is order #1001?")
+    lost = _queued_draft(app)
+    lost.delete()
+
+    assert _sweep(app, settings).drafting == list(lost.args)
+    assert _sweep(app, settings).drafting == []  # its job waits: queued once
+    start_worker()
+    [reply] = _shop_replies(shopper, 1)
+    assert "verify" in reply
+    assert _sweep(app, settings).drafting == []
+    (owed,) = session.scalars(select(Message.draft_owed_since).where(Message.author == "customer"))
+    assert owed is None
+
+
+def test_a_message_whose_drafting_failed_is_left_for_people_not_drafted_at_every_sweep(
+    app: Flask, linen: LinenShop, shopper: Shopper, settings: Settings
+) -> None:
+    """Each run may call the model: a failed job stays in RQ's failed jobs, where people
+    see it, and the case in the staff's queue, instead of running at every sweep."""
+    shopper.say("Where is order #1001?")
+    job = _queued_draft(app)
+    fail_as_rq_does(RedisExtension.background_queue(app), job)
+
+    assert _sweep(app, settings).drafting == []
+    assert RedisExtension.background_queue(app).jobs == []
+    assert job.get_status(refresh=True) == JobStatus.FAILED
+
+
+def test_a_shopper_verified_while_their_draft_is_made_is_answered_with_their_order(
+    app: Flask,
+    linen: LinenShop,
+    shopper: Shopper,
+    outbox: Outbox,
+    settings: Settings,
+    start_worker: Callable[[], WorkerProcess],
+) -> None:
+    """The draft of Maya's question is being made (by the model, for seconds) when she
+    verifies: that draft was made without her orders, and the job her verification asks
+    for cannot start while it runs. Her question stays owed a draft, and the sweep has it
+    drafted again, with her order."""
+    shopper.say(ASKS)
+    running = _queued_draft(app)
+    # A worker took it: off the queue, started.
+    RedisExtension.background_queue(app).remove(running)
+    running.set_status(JobStatus.STARTED)
+
+    class VerifiedMeanwhile:
+        """The drafter, while Maya verifies through the chat."""
+
+        def run(self, brief: Any) -> Any:
+            shopper.post("/chat/verification", {"order": "#1001", "email": "maya@example.com"})
+            code = newest_code(outbox, "maya@example.com")
+            assert shopper.post("/chat/verification/code", {"code": code}).status_code == 200
+            return drafter_for(settings).run(brief)
+
+    ctx = execution_context(app, settings)
+    outcome, _ = draft_for_message(
+        ctx.session_factory,
+        ctx.adapters,
+        settings,
+        VerifiedMeanwhile(),
+        uuid.UUID(running.args[0]),
+        now=utcnow(),
+    )
+    running.set_status(JobStatus.FINISHED)
+    assert outcome.startswith("drafted")
+    [unverified] = _shop_replies(shopper, 1)
+    assert "verify" in unverified and "$48.00" not in unverified
+
+    assert _sweep(app, settings).drafting == list(running.args)
+    start_worker()
+    replies = _shop_replies(shopper, 2)
+    assert "$48.00" in replies[-1] and "review" in replies[-1]
+    assert _sweep(app, settings).drafting == []

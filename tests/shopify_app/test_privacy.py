@@ -13,10 +13,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from index_reads import analyzed, assert_read_by_index, reads_of_table, skip_unless_postgresql
-from money_path_harness import WorkerProcess, execution_context, wait_for
-from rq import Queue
-from rq.job import Job, JobStatus
-from rq.registry import FailedJobRegistry
+from money_path_harness import WorkerProcess, execution_context, fail_as_rq_does, wait_for
+from rq.job import JobStatus
 from sent_statements import statements_sent
 from shopify_app_support import (
     PRIVACY_JOB,
@@ -324,7 +322,7 @@ def test_a_failed_request_stays_for_people_until_shopify_sends_it_again(
     deliver(client, linen.domain, "customers/redact", {"customer": {"id": 7}}, event_id="e-72")
     background = RedisExtension.background_queue(app)
     (job,) = [job for job in background.jobs if job.func_name == PRIVACY_JOB]
-    _fail(background, job)
+    fail_as_rq_does(background, job)
     ctx = execution_context(app, settings)
     queue = execution_queue(connect_redis(settings), settings.queue_name)
 
@@ -334,13 +332,6 @@ def test_a_failed_request_stays_for_people_until_shopify_sends_it_again(
 
     assert PRIVACY_REQUEST.enqueue(background, linen.id, "e-72")
     assert [job.args for job in background.jobs] == [(str(linen.id), "e-72")]
-
-
-def _fail(queue: Queue, job: Job) -> None:
-    """Leave ``job`` as RQ leaves one that raised: off the queue, failed, in the failed jobs."""
-    queue.remove(job)
-    job.set_status(JobStatus.FAILED)
-    FailedJobRegistry(queue=queue).add(job, ttl=job.failure_ttl, exc_string="LookupError")
 
 
 def test_the_sweep_reads_only_the_requests_still_unanswered(

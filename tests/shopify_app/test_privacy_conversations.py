@@ -436,9 +436,14 @@ def test_her_erasure_leaves_none_of_her_words_keeps_the_refund_and_the_chain(
     assert sam is not None and sam.email == SAM_EMAIL
 
 
+DRAFT_OWED = Message.draft_owed_since.is_not(None)
+
+
 def test_the_shops_erasure_blanks_every_conversation_an_anonymous_shoppers_too(
     app: Flask, client: FlaskClient, session: Session, settings: Settings, story: Story
 ) -> None:
+    # Sam's and the stranger's messages are still owed drafts: nobody drafted them.
+    assert len(session.scalars(select(Message).where(DRAFT_OWED)).all()) == 2
     deliver(client, story.shop.domain, "shop/redact", {"shop_domain": story.shop.domain})
 
     assert answer_queued_privacy_request(app, settings).startswith("erased 2 customers")
@@ -446,6 +451,8 @@ def test_the_shops_erasure_blanks_every_conversation_an_anonymous_shoppers_too(
     for needle in (EMAIL, SAM_EMAIL, CHAT_PHRASE, TICKET_PHRASE, SAM_WORDS, STRANGER_WORDS):
         assert _holding(session, needle) == set(), needle
     assert set(session.scalars(select(Message.body))) == {ERASED}
+    # Nothing is left to answer: no job drafts from the erased words' placeholder.
+    assert session.scalars(select(Message).where(DRAFT_OWED)).all() == []
     assert set(session.scalars(select(Case.subject))) == {ERASED}
     assert session.scalars(select(Conversation.channel)).all().count(Channel.STOREFRONT) == 3
     action = session.get(Action, story.action)
