@@ -7,7 +7,8 @@ within five seconds. For every delivery:
    rotation), in constant time: anything else is 401, and nothing is stored or queued.
 2. Keep it once: the unique (shop, provider, event id) decides; a repeat answers 200 and
    changes nothing. Shopify's ``X-Shopify-Event-Id`` names the event across its
-   deliveries (the webhook id changes on every retry).
+   deliveries (the webhook id changes on every retry). A repeat of an order's change
+   queues its refresh again (step 4), which the first delivery may have lost.
 3. Act on the few topics that must not wait, in the same transaction:
    ``app/uninstalled`` forgets the tokens and stops the shop (a delivery triggered before
    the shop's current install is stale and ignored, so a late uninstall never undoes a
@@ -24,6 +25,7 @@ within five seconds. For every delivery:
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -78,21 +80,31 @@ def receive() -> tuple[Response, int]:
         created=verification.triggered_at or now,
         received_at=now,
     )
-    if not kept:
-        session.rollback()
-        return jsonify({"received": True, "duplicate": True}), 200
-    acted = _act(session, shop, verification, now)
     customers = customers_of_order_change(
         session, shop.id, verification.topic, verification.payload
     )
+    if not kept:
+        session.rollback()
+        # Shopify sends an event again when it had no answer: the first delivery may have
+        # been kept and its refresh lost with the process. A refresh already waiting for
+        # the customer is not queued twice.
+        _queue_order_refreshes(customers)
+        return jsonify({"received": True, "duplicate": True}), 200
+    acted = _act(session, shop, verification, now)
     session.commit()
     if verification.topic in PRIVACY_TOPICS:
         PRIVACY_REQUEST.enqueue(RedisExtension.background_queue(current_app), shop.id, event_id)
         acted = "queued"
-    for customer_id in customers:
-        enqueue_order_refresh(RedisExtension.background_queue(current_app), customer_id)
+    if _queue_order_refreshes(customers):
         acted = "orders_refresh_queued"
     return jsonify({"received": True, "acted": acted}), 200
+
+
+def _queue_order_refreshes(customers: list[uuid.UUID]) -> bool:
+    """After the commit: refresh each customer's copy of their orders; True if any."""
+    for customer_id in customers:
+        enqueue_order_refresh(RedisExtension.background_queue(current_app), customer_id)
+    return bool(customers)
 
 
 def _act(session: Session, shop: Shop, hook: VerifiedWebhook, now: datetime) -> str | None:

@@ -468,6 +468,35 @@ def test_an_order_change_at_shopify_queues_a_refresh_of_that_customers_orders(
     assert background.fetch_job(f"orders-{customer}").args == (str(customer),)
 
 
+def test_an_order_change_whose_refresh_was_lost_is_refreshed_when_shopify_sends_it_again(
+    store: Store,
+    linen: LinenShop,
+    client: FlaskClient,
+    settings: Settings,
+    session: Session,
+) -> None:
+    """The web process kept the change and died before queueing the refresh: Shopify had
+    no answer and sends the event again, which queues it, once."""
+    customer = _case_customer(session, linen)
+    background = Queue(settings.background_queue_name, connection=connect_redis(settings))
+    change = {"id": 2, "customer": {"admin_graphql_api_id": store.customer}}
+    first = deliver_webhook(
+        client, store.domain, "orders/updated", change, secret=APP_SECRET, event_id="ev-9"
+    )
+    assert first.get_json()["acted"] == "orders_refresh_queued"
+    background.empty()  # the refresh lost with the process
+
+    again = [
+        deliver_webhook(
+            client, store.domain, "orders/updated", change, secret=APP_SECRET, event_id="ev-9"
+        )
+        for _ in range(2)
+    ]
+
+    assert [response.get_json()["duplicate"] for response in again] == [True, True]
+    assert background.job_ids == [f"orders-{customer}"]
+
+
 def test_two_refunds_of_one_money_checked_at_once_are_checked_one_after_the_other(
     store: Store,
     shopify: ShopifySandbox,
