@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Flask, Response, jsonify, request
+from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
 from app.db import request_session
@@ -49,6 +50,19 @@ def register_error_handlers(app: Flask) -> None:
         if retry_after is not None:
             response.headers["Retry-After"] = str(max(1, round(retry_after)))
         return response, 503 if isinstance(error, Throttled) else 502
+
+    @app.errorhandler(RedisError)
+    def redis_unreachable(error: RedisError) -> tuple[Response, int]:
+        # Redis holds the rate limits and the queues. Unreachable before the request kept
+        # anything, nothing half-written stays; after a webhook's commit, the provider's
+        # redelivery queues its job. Either way the caller may try again shortly.
+        request_session().rollback()
+        message = said("Caseward cannot reach its queue just now; try again in a minute")
+        response = jsonify(
+            {"error": {"code": "queue_unavailable", "message": in_reader_words(message)}}
+        )
+        response.headers["Retry-After"] = "30"
+        return response, 503
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response:

@@ -33,10 +33,10 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app.agents.call_limit import call_limit
 from app.db import db
-from app.execution.queueing import enqueue_execution
 from app.mcp_server import ServerContext, build_server, streamable_http_sessions
 from app.queue import RedisExtension
 from app.settings import Settings
+from app.web.dispatch import queue_execution
 from app.web.limits import APP_MAX_BYTES
 
 MCP_PATH = "/mcp"
@@ -103,7 +103,7 @@ def _server_of(app: Flask, settings: Settings) -> MCPServer:
         session_factory=db.state(app).session_factory,
         adapters=app.extensions["caseward.adapters"],
         settings=settings,
-        enqueue=lambda action_id: enqueue_execution(RedisExtension.queue(app), action_id),
+        enqueue=lambda action_id: queue_execution(app, action_id),
         call_limit=call_limit(redis, settings.agent_rate_limit),
     )
     return build_server(context)

@@ -54,13 +54,12 @@ from app.drafting.jobs import owe_draft, owe_draft_with_orders
 from app.drafting.service import choose_offer, hand_to_person, offers
 from app.errors import InvalidInput, NotFound, Unauthenticated
 from app.execution.models import Action, ActionStatus
-from app.execution.queueing import enqueue_drafting, enqueue_execution
 from app.guard import IdentityLevel
 from app.money import Money
-from app.queue import RedisExtension
 from app.shops.models import Shop
 from app.validation import text
 from app.web.api.parsing import json_body
+from app.web.dispatch import queue_drafting, queue_execution
 from app.web.security import limiter
 from app.web.shopify_admin import shopify_auth
 from app.words import Sentence, said
@@ -179,7 +178,7 @@ def send_message() -> tuple[Response, int]:
         owe_draft(received[0], now)
     session.commit()
     if received is not None:
-        enqueue_drafting(RedisExtension.background_queue(current_app), received[0].id)
+        queue_drafting(current_app, received[0].id)
     return jsonify(_state(session, shop, conversation, token=token)), 201
 
 
@@ -244,7 +243,7 @@ def check_code() -> Response:
             said("That code is not right. Check the email and try again."), field="code"
         )
     if redraft is not None:
-        enqueue_drafting(RedisExtension.background_queue(current_app), redraft.id)
+        queue_drafting(current_app, redraft.id)
     return jsonify(_state(session, shop, conversation, token=_token_given()))
 
 
@@ -271,7 +270,7 @@ def choose() -> Response:
     )
     session.commit()
     if result is not None and result.action is not None:
-        enqueue_execution(RedisExtension.queue(current_app), result.action.id)
+        queue_execution(current_app, result.action.id)
     return jsonify(_state(session, shop, conversation, token=_token_given()))
 
 

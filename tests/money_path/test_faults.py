@@ -36,16 +36,20 @@ from fault_support import (
     sweeping,
     wait_for_status,
 )
+from flask import Flask
 from hypothesis import HealthCheck, Phase, event, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from money_path_harness import Account, Staff, WorkerProcess, wait_for
+from money_path_harness import Account, Staff, WorkerProcess, closed_port, wait_for
+from redis import Redis
 from redis_claim import REDIS_CLAIM_KEY
 from rq import Queue, Worker
 from sqlalchemy import select
 
+from app import create_app
+from app.approvals.models import Proposal
 from app.crypto import secret_box
-from app.demo import APPROVER, LinenShop
+from app.demo import APPROVER, SHOP_DOMAIN, LinenShop
 from app.execution.executor import (
     ExecutionContext,
     execute_action,
@@ -168,6 +172,59 @@ def test_approved_actions_survive_a_redis_flush_through_the_sweeper(
     assert len(refunds_of_action(account, action_id)) == 1
     assert sweep(ctx, queue).requeued == []
     assert_money_invariants(account, ctx.session_factory, linen.shop_id)
+
+
+def test_an_approval_whose_job_redis_refuses_is_answered_approved_and_sent_after_the_sweep(
+    app: Flask,
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    start_worker: Callable[[], WorkerProcess],
+    ctx: ExecutionContext,
+    queue: Queue,
+) -> None:
+    """Redis goes away between the approval's commit and its job: the approval is kept, so
+    the approver is told so, not that it failed (and then perhaps refunds by hand); the
+    sweep queues the action once Redis answers, and it is sent once."""
+    proposal = case_json(approver, linen.case_id)["proposals"][0]
+    app.extensions["caseward.redis"] = Redis(port=closed_port())
+    approved = approver.post(
+        f"/api/proposals/{proposal['id']}/approve", {"digest": proposal["digest"]}
+    )
+    app.extensions["caseward.redis"] = None  # Redis is back: connected again on first use
+
+    assert approved.status_code == 200, approved.get_json()
+    action_id = approved.get_json()["action"]["id"]
+    assert approved.get_json()["action"]["status"] == "queued"
+    assert queue.fetch_job(action_id) is None
+    assert sweep(ctx, queue).requeued == [action_id]
+    start_worker()
+    wait_for_status(approver, action_id, ["succeeded"])
+    assert len(refunds_of_action(account, action_id)) == 1
+    assert_money_invariants(account, ctx.session_factory, linen.shop_id)
+
+
+def test_redis_away_before_an_approval_is_kept_is_a_503_and_nothing_is_kept(
+    linen: LinenShop, approver: Staff, settings: Settings, ctx: ExecutionContext
+) -> None:
+    """The staff token's limit is counted in Redis before anything is read or written:
+    with Redis away the approver is asked to try again, and nothing was approved."""
+    proposal = case_json(approver, linen.case_id)["proposals"][0]
+    away = create_app(replace(settings, redis_url=f"redis://127.0.0.1:{closed_port()}/0"))
+    token = Staff.issue_token(away, SHOP_DOMAIN, APPROVER)
+
+    refused = away.test_client().post(
+        f"/api/proposals/{proposal['id']}/approve",
+        json={"digest": proposal["digest"]},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+    assert refused.status_code == 503
+    assert refused.headers["Retry-After"] == "30"
+    assert refused.get_json()["error"]["code"] == "queue_unavailable"
+    with ctx.session_factory() as session:
+        assert session.scalars(select(Action)).all() == []
+        assert session.get(Proposal, uuid.UUID(proposal["id"])).status == "awaiting_approval"
 
 
 def test_two_workers_racing_on_one_payment_execute_only_what_still_fits(
