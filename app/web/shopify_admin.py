@@ -47,10 +47,8 @@ from app.clock import utcnow
 from app.crypto import SecretBox
 from app.db import request_session
 from app.errors import SessionTokenRefused
-from app.history_audit.jobs import enqueue_scan
 from app.history_audit.models import HistoryScan
 from app.history_audit.scan import start_scan
-from app.queue import RedisExtension
 from app.settings import Settings
 from app.shopify.install import admit_staff_member, installed_shop, record_install
 from app.shopify.setup import SetupSteps, setup_steps
@@ -68,6 +66,7 @@ from app.web.admin_text import (
     tone,
 )
 from app.web.auth import StaffIdentity, bearer_token
+from app.web.dispatch import queue_scan
 from integrations.shopify.auth import AdminVerified, Refusal, ShopifyAuth
 from integrations.shopify.errors import HttpAnswer, ShopifyTokenError
 from integrations.stripe.adapter import REQUIRED_PERMISSIONS
@@ -159,7 +158,7 @@ def admit(auth: ShopifyAuth, verified: AdminVerified) -> tuple[Shop, StaffMember
     if changed:
         session.commit()
     if scan is not None:
-        enqueue_scan(RedisExtension.background_queue(current_app), scan)
+        queue_scan(current_app, scan)
     return shop, member
 
 

@@ -26,11 +26,13 @@ from fault_support import (
     reset_sandbox_switches,
     wait_for_status,
 )
+from flask import Flask
 from flask.testing import FlaskClient
-from money_path_harness import Account, Staff, WorkerProcess, wait_for
+from money_path_harness import Account, Staff, WorkerProcess, closed_port, wait_for
+from redis import Redis
 from rq import Queue
 from shopify_support import deliver_webhook, serving_sandbox
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.actors import Surface, staff
@@ -495,6 +497,22 @@ def test_an_order_change_whose_refresh_was_lost_is_refreshed_when_shopify_sends_
 
     assert [response.get_json()["duplicate"] for response in again] == [True, True]
     assert background.job_ids == [f"orders-{customer}"]
+
+
+def test_a_case_opened_while_redis_refuses_its_refresh_is_answered_opened_once(
+    store: Store, linen: LinenShop, app: Flask, proposer: Staff, session: Session
+) -> None:
+    """The case is committed before its customer's orders are queued for a refresh: Redis
+    refusing that job after the commit answers the case opened, not an error that would
+    have staff open it again."""
+    customer = _case_customer(session, linen)
+    app.extensions["caseward.redis"] = Redis(port=closed_port())
+    opened = proposer.post("/api/cases", {"subject": "Torn seam", "customer_id": str(customer)})
+    app.extensions["caseward.redis"] = None
+
+    assert opened.status_code == 201, opened.get_json()
+    subjects = session.scalars(select(Case.subject).where(Case.customer_id == customer)).all()
+    assert subjects.count("Torn seam") == 1
 
 
 def test_two_refunds_of_one_money_checked_at_once_are_checked_one_after_the_other(

@@ -48,14 +48,12 @@ from app.drafting.service import reply_facts
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.execution.providers import AdapterFactory
-from app.execution.queueing import enqueue_order_refresh
 from app.helpdesk.connection import (
     gorgias_connection,
     rotate_secret,
     save_gorgias_connection,
 )
 from app.helpdesk.gorgias_desk import gorgias_desks
-from app.history_audit.jobs import enqueue_scan
 from app.history_audit.report import (
     EXPORT_FORMATS,
     FindingFilter,
@@ -65,7 +63,6 @@ from app.history_audit.report import (
     json_export,
 )
 from app.history_audit.scan import DEFAULT_WINDOW_DAYS, newest_scans, start_scan
-from app.queue import RedisExtension
 from app.settings import Settings
 from app.shops.service import current_policy, save_policy, set_kill_switch, set_writes_enabled
 from app.validation import (
@@ -97,7 +94,7 @@ from app.web.api.serialize import (
     proposal_json,
 )
 from app.web.auth import require_staff
-from app.web.dispatch import commit_and_enqueue
+from app.web.dispatch import commit_and_enqueue, queue_order_refresh, queue_scan
 from app.words import said
 from integrations.provider import ProviderAdapter
 
@@ -136,7 +133,7 @@ def cases_create() -> tuple[Response, int]:
     )
     session.commit()
     if (customer := shopify_customer_of(session, case)) is not None:
-        enqueue_order_refresh(RedisExtension.background_queue(current_app), customer)
+        queue_order_refresh(current_app, customer)
     return jsonify(case_summary_json(case)), 201
 
 
@@ -466,7 +463,7 @@ def shop_connect_stripe() -> Response:
     # The read-only audit of the account's past money actions starts with the connection.
     scan = start_scan(session, shop=g.shop, provider="stripe", actor=g.actor, now=utcnow())
     session.commit()
-    enqueue_scan(RedisExtension.background_queue(current_app), scan)
+    queue_scan(current_app, scan)
     return jsonify(
         {
             "provider": "stripe",
@@ -559,7 +556,7 @@ def shop_start_history_audit() -> tuple[Response, int]:
         now=utcnow(),
     )
     session.commit()
-    enqueue_scan(RedisExtension.background_queue(current_app), scan)
+    queue_scan(current_app, scan)
     return jsonify(history_scan_json(scan)), 202
 
 
