@@ -150,9 +150,11 @@ def receive_message(
     author: Author = Author.CUSTOMER,
     channel_message_id: str | None = None,
     subject: str | None = None,
+    owes_draft: bool = False,
 ) -> tuple[Message, Case] | None:
     """Store a message from the shopper and feed it to the conversation's open case
-    (opened now if there is none). None when the channel delivered this message before."""
+    (opened now if there is none). None when the channel delivered this message before.
+    ``owes_draft``: the chat's drafting job is to answer it (:mod:`app.drafting.jobs`)."""
     body = str(text(body, "text", max_length=MAX_MESSAGE, multiline=True, required=True))
     if channel_message_id is not None and _already_received(
         session, conversation, channel_message_id
@@ -166,6 +168,7 @@ def receive_message(
         author_ref=actor.ref,
         body=body,
         channel_message_id=channel_message_id,
+        draft_owed_since=now if owes_draft else None,
         created_at=now,
     )
     try:

@@ -110,17 +110,13 @@ def draft_for_message(
         return f"drafted: {drafted.record.next_step}", action.id if action else None
 
 
-def owe_draft(message: Message, now: datetime) -> None:
-    """Mark ``message`` as owed a draft, in the transaction that keeps it (or that verifies
-    its shopper); queue :func:`draft_after_message` once that transaction has committed."""
-    message.draft_owed_since = now
-
-
 def owe_draft_with_orders(
     session: Session, conversation: Conversation, now: datetime
 ) -> Message | None:
     """Once the shopper is verified, their newest message is owed a draft again, with their
-    orders; returns it, to queue its job after the commit (None when the case is closed)."""
+    orders, in the verification's transaction; returns it, to queue its job after the commit
+    (None when the case is closed). A message is first marked as it is kept
+    (``receive_message(owes_draft=True)``)."""
     if current_case(session, conversation) is None:
         return None
     newest = next(
@@ -132,7 +128,7 @@ def owe_draft_with_orders(
         None,
     )
     if newest is not None:
-        owe_draft(newest, now)
+        newest.draft_owed_since = now
     return newest
 
 

@@ -50,7 +50,7 @@ from app.conversations.service import (
     storefront_ref,
 )
 from app.db import request_session
-from app.drafting.jobs import owe_draft, owe_draft_with_orders
+from app.drafting.jobs import owe_draft_with_orders
 from app.drafting.service import choose_offer, hand_to_person, offers
 from app.errors import InvalidInput, NotFound, Unauthenticated
 from app.execution.models import Action, ActionStatus
@@ -173,9 +173,8 @@ def send_message() -> tuple[Response, int]:
         body=body.get("text"),  # type: ignore[arg-type]
         actor=_shopper(verified),
         now=now,
+        owes_draft=True,
     )
-    if received is not None:
-        owe_draft(received[0], now)
     session.commit()
     if received is not None:
         queue_drafting(current_app, received[0].id)
