@@ -95,9 +95,7 @@ def enqueue_order_refresh(queue: Queue, customer_id: uuid.UUID) -> bool:
 
 def enqueue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
     """Draft the case of a customer's message (background queue), once per message."""
-    return _enqueue_unique(
-        queue, "app.drafting.jobs.draft_after_message", (str(message_id),), f"draft-{message_id}"
-    )
+    return _enqueue_drafting(queue, message_id, replacing=_DONE)
 
 
 def requeue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
@@ -105,12 +103,18 @@ def requeue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
     A finished job is replaced (the message was owed a draft again after it began: the
     shopper was verified meanwhile); a failed one is left in front of people (RQ's failed
     jobs) rather than call the model again at every sweep."""
+    return _enqueue_drafting(queue, message_id, replacing=(JobStatus.FINISHED,))
+
+
+def _enqueue_drafting(
+    queue: Queue, message_id: uuid.UUID, *, replacing: tuple[JobStatus, ...]
+) -> bool:
     return _enqueue_unique(
         queue,
         "app.drafting.jobs.draft_after_message",
         (str(message_id),),
         f"draft-{message_id}",
-        replacing=(JobStatus.FINISHED,),
+        replacing=replacing,
     )
 
 

@@ -445,23 +445,10 @@ def test_an_order_change_at_shopify_queues_a_refresh_of_that_customers_orders(
     session: Session,
 ) -> None:
     customer = _case_customer(session, linen)
-    background = Queue(settings.background_queue_name, connection=connect_redis(settings))
-    background.empty()
+    background = _background(settings)
 
-    other = deliver_webhook(
-        client,
-        store.domain,
-        "orders/updated",
-        {"id": 1, "customer": {"admin_graphql_api_id": "gid://shopify/Customer/999"}},
-        secret=APP_SECRET,
-    )
-    ours = deliver_webhook(
-        client,
-        store.domain,
-        "orders/updated",
-        {"id": 2, "customer": {"admin_graphql_api_id": store.customer}},
-        secret=APP_SECRET,
-    )
+    other = _order_updated(client, store, "gid://shopify/Customer/999")
+    ours = _order_updated(client, store, store.customer)
 
     assert other.status_code == ours.status_code == 200
     assert other.get_json()["acted"] is None, "not our customer: nothing to refresh"
@@ -480,23 +467,32 @@ def test_an_order_change_whose_refresh_was_lost_is_refreshed_when_shopify_sends_
     """The web process kept the change and died before queueing the refresh: Shopify had
     no answer and sends the event again, which queues it, once."""
     customer = _case_customer(session, linen)
-    background = Queue(settings.background_queue_name, connection=connect_redis(settings))
-    change = {"id": 2, "customer": {"admin_graphql_api_id": store.customer}}
-    first = deliver_webhook(
-        client, store.domain, "orders/updated", change, secret=APP_SECRET, event_id="ev-9"
-    )
+    background = _background(settings)
+    first = _order_updated(client, store, store.customer, event_id="ev-9")
     assert first.get_json()["acted"] == "orders_refresh_queued"
     background.empty()  # the refresh lost with the process
 
-    again = [
-        deliver_webhook(
-            client, store.domain, "orders/updated", change, secret=APP_SECRET, event_id="ev-9"
-        )
-        for _ in range(2)
-    ]
+    again = [_order_updated(client, store, store.customer, event_id="ev-9") for _ in range(2)]
 
     assert [response.get_json()["duplicate"] for response in again] == [True, True]
     assert background.job_ids == [f"orders-{customer}"]
+
+
+def _background(settings: Settings) -> Queue:
+    """The background queue, emptied."""
+    background = Queue(settings.background_queue_name, connection=connect_redis(settings))
+    background.empty()
+    return background
+
+
+def _order_updated(
+    client: FlaskClient, store: Store, customer_gid: str, *, event_id: str | None = None
+) -> Any:
+    """Shopify's ``orders/updated`` for an order of ``customer_gid``."""
+    change = {"id": 2, "customer": {"admin_graphql_api_id": customer_gid}}
+    return deliver_webhook(
+        client, store.domain, "orders/updated", change, secret=APP_SECRET, event_id=event_id
+    )
 
 
 def test_a_case_opened_while_redis_refuses_its_refresh_is_answered_opened_once(

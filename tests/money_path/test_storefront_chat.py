@@ -17,10 +17,10 @@ from money_path_harness import (
     Account,
     Staff,
     WorkerProcess,
-    execution_context,
     fail_as_rq_does,
     wait_for,
 )
+from rq import Queue
 from rq.job import Job, JobStatus
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -35,9 +35,9 @@ from app.demo import APPROVER, OWNER, SHOP_DOMAIN, LinenShop, seed_linen_shop
 from app.drafting.drafters import drafter_for
 from app.drafting.jobs import draft_for_message
 from app.drafting.service import NEUTRAL_REPLY
-from app.execution.queueing import execution_queue
-from app.execution.sweeper import SweepReport, sweep
-from app.queue import RedisExtension, connect_redis
+from app.execution.executor import ExecutionContext
+from app.execution.sweeper import sweep
+from app.queue import RedisExtension
 from app.settings import Settings
 from integrations.mail import Outbox
 
@@ -385,16 +385,12 @@ def _queued_draft(app: Flask) -> Job:
     return job
 
 
-def _sweep(app: Flask, settings: Settings) -> SweepReport:
-    queue = execution_queue(connect_redis(settings), settings.queue_name)
-    return sweep(execution_context(app, settings), queue)
-
-
 def test_a_message_whose_drafting_job_was_lost_is_drafted_after_the_sweep(
     app: Flask,
     linen: LinenShop,
     shopper: Shopper,
-    settings: Settings,
+    ctx: ExecutionContext,
+    queue: Queue,
     start_worker: Callable[[], WorkerProcess],
     session: Session,
 ) -> None:
@@ -404,18 +400,18 @@ def test_a_message_whose_drafting_job_was_lost_is_drafted_after_the_sweep(
     lost = _queued_draft(app)
     lost.delete()
 
-    assert _sweep(app, settings).drafting == list(lost.args)
-    assert _sweep(app, settings).drafting == []  # its job waits: queued once
+    assert sweep(ctx, queue).drafting == list(lost.args)
+    assert sweep(ctx, queue).drafting == []  # its job waits: queued once
     start_worker()
     [reply] = _shop_replies(shopper, 1)
     assert "verify" in reply
-    assert _sweep(app, settings).drafting == []
+    assert sweep(ctx, queue).drafting == []
     (owed,) = session.scalars(select(Message.draft_owed_since).where(Message.author == "customer"))
     assert owed is None
 
 
 def test_a_message_whose_drafting_failed_is_left_for_people_not_drafted_at_every_sweep(
-    app: Flask, linen: LinenShop, shopper: Shopper, settings: Settings
+    app: Flask, linen: LinenShop, shopper: Shopper, ctx: ExecutionContext, queue: Queue
 ) -> None:
     """Each run may call the model: a failed job stays in RQ's failed jobs, where people
     see it, and the case in the staff's queue, instead of running at every sweep."""
@@ -423,7 +419,7 @@ def test_a_message_whose_drafting_failed_is_left_for_people_not_drafted_at_every
     job = _queued_draft(app)
     fail_as_rq_does(RedisExtension.background_queue(app), job)
 
-    assert _sweep(app, settings).drafting == []
+    assert sweep(ctx, queue).drafting == []
     assert RedisExtension.background_queue(app).jobs == []
     assert job.get_status(refresh=True) == JobStatus.FAILED
 
@@ -434,6 +430,8 @@ def test_a_shopper_verified_while_their_draft_is_made_is_answered_with_their_ord
     shopper: Shopper,
     outbox: Outbox,
     settings: Settings,
+    ctx: ExecutionContext,
+    queue: Queue,
     start_worker: Callable[[], WorkerProcess],
 ) -> None:
     """The draft of Maya's question is being made (by the model, for seconds) when she
@@ -455,7 +453,6 @@ def test_a_shopper_verified_while_their_draft_is_made_is_answered_with_their_ord
             assert shopper.post("/chat/verification/code", {"code": code}).status_code == 200
             return drafter_for(settings).run(brief)
 
-    ctx = execution_context(app, settings)
     outcome, _ = draft_for_message(
         ctx.session_factory,
         ctx.adapters,
@@ -469,8 +466,8 @@ def test_a_shopper_verified_while_their_draft_is_made_is_answered_with_their_ord
     [unverified] = _shop_replies(shopper, 1)
     assert "verify" in unverified and "$48.00" not in unverified
 
-    assert _sweep(app, settings).drafting == list(running.args)
+    assert sweep(ctx, queue).drafting == list(running.args)
     start_worker()
     replies = _shop_replies(shopper, 2)
     assert "$48.00" in replies[-1] and "review" in replies[-1]
-    assert _sweep(app, settings).drafting == []
+    assert sweep(ctx, queue).drafting == []
