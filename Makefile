@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint install run bench profile mutation
+.PHONY: test lint install run bench profile mutation translations
 
 test: lint
 	$(BIN)/pytest -n 2 --dist loadfile
@@ -49,6 +49,25 @@ $(STAMP): pyproject.toml widget/package-lock.json
 	# axe-core, which the storefront chat's browser test runs in the page.
 	npm ci --prefix widget --no-audit --no-fund --silent
 	touch $(STAMP)
+
+# The message catalogues under app/translations, after a page or a said() changed: extract,
+# update every language, compile (the .mo files are committed beside the .po files). Two
+# domains: the admin's (messages, English only: babel.cfg) and the shopper's (customer, every
+# language the chat speaks: customer.cfg). A new message of the shopper's is translated in
+# each language's customer.po, then this runs again to compile it.
+translations: $(STAMP)
+	mkdir -p build
+	$(BIN)/pybabel extract -F app/translations/babel.cfg --no-location --sort-output \
+		-o build/messages.pot .
+	$(BIN)/pybabel update -i build/messages.pot -d app/translations -l en \
+		--no-fuzzy-matching --ignore-obsolete --ignore-pot-creation-date
+	$(BIN)/pybabel compile -d app/translations -l en
+	$(BIN)/pybabel extract -F app/translations/customer.cfg \
+		--no-default-keywords -k said -k said_n:1,2 \
+		--no-location --sort-output -o build/customer.pot .
+	$(BIN)/pybabel update -i build/customer.pot -d app/translations -D customer \
+		--no-fuzzy-matching --ignore-obsolete --ignore-pot-creation-date
+	$(BIN)/pybabel compile -d app/translations -D customer --statistics
 
 bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_money_path.py

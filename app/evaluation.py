@@ -31,6 +31,7 @@ from app.cases.models import Case, Customer, Order
 from app.execution.ledger import actions_around, cap_spending, lookback
 from app.execution.models import Action, ActionStatus
 from app.guard import (
+    ClaimCoverage,
     IdentityLevel,
     LineItemRef,
     PolicyRules,
@@ -65,6 +66,8 @@ class Draft:
     line_items: tuple[LineItemRef, ...]
     params: dict[str, object]
     reason: str | None
+    # A drafter's proposal: the customer's claim beside what it covers (within_claim).
+    claim: ClaimCoverage | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,7 @@ def evaluate_draft(
         proposed_by=proposed_by,
         proposal_id=str(own_action_id) if own_action_id else None,
         money_ref=money_ref,
+        claim=draft.claim,
     )
     verdict = evaluate(
         proposal,

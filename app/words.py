@@ -204,6 +204,7 @@ WORDS: dict[str, dict[str, str]] = {
         "currency_matches": N_("Currency matches"),
         "not_already_at_provider": N_("Not already done at the provider"),
         "not_duplicate": N_("Not a duplicate"),
+        "within_claim": N_("Within the customer's own claim"),
         "captured": N_("Payment captured"),
         "not_disputed": N_("Payment not disputed"),
         "refundable_remaining": N_("Enough left to refund"),
@@ -257,6 +258,9 @@ WORDS: dict[str, dict[str, str]] = {
         "conversation.identity_established": N_("Customer identified"),
         "conversation.code_requested": N_("One-time code asked for"),
         "case.drafted": N_("Case drafted"),
+        "case.instruction_attempt_flagged": N_(
+            "Flagged: a customer message tried to instruct the assistant"
+        ),
         "conversation.choice_made": N_("Customer chose"),
         "conversation.reply_delivered": N_("Reply posted to the helpdesk"),
         "case.reply_drafted": N_("Reply drafted by an agent, for a person to send"),

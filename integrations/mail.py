@@ -1,9 +1,12 @@
 """Mail to shoppers: one interface, an SMTP sender, and a local outbox.
 
 Caseward sends one kind of mail today, the one-time code that proves a shopper reads the
-order's email. Production names an SMTP server (``smtp://user:password@host:587``,
-STARTTLS); the demo and the tests use the outbox, a folder of RFC 5322 files that a person
-can open and a test can read the newest code from. Nothing here logs a message's body.
+order's email, written by the caller in the shopper's language, which the message names
+(``Content-Language``, RFC 3282) so mail clients offer to translate only what needs it;
+any script travels as UTF-8. Production names an SMTP server
+(``smtp://user:password@host:587``, STARTTLS); the demo and the tests use the outbox, a
+folder of RFC 5322 files that a person can open and a test can read the newest code from.
+Nothing here logs a message's body.
 """
 
 from __future__ import annotations
@@ -21,16 +24,20 @@ from urllib.parse import unquote, urlsplit
 
 
 class Mailer(Protocol):
-    def send(self, *, to: str, subject: str, body: str) -> None: ...
+    def send(self, *, to: str, subject: str, body: str, language: str) -> None:
+        """Send ``body`` (plain text) written in ``language`` (a BCP 47 tag such as ``fr``)."""
+        ...
 
 
-def _message(sender: str, to: str, subject: str, body: str) -> EmailMessage:
+def _message(sender: str, to: str, subject: str, body: str, language: str) -> EmailMessage:
     message = EmailMessage()
     message["From"] = sender
     message["To"] = to
     message["Subject"] = subject
     message["Message-ID"] = f"<{uuid.uuid4()}@caseward>"
     message.set_content(body)
+    # After the content: setting it clears every Content-* header.
+    message["Content-Language"] = language
     return message
 
 
@@ -41,13 +48,13 @@ class Outbox:
     folder: Path
     sender: str
 
-    def send(self, *, to: str, subject: str, body: str) -> None:
+    def send(self, *, to: str, subject: str, body: str, language: str) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         # The name sorts by arrival (and is unique across processes); writing to a
         # temporary name first means a reader never sees half a message.
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex}.eml"
         partial = self.folder / f".{name}"
-        partial.write_bytes(bytes(_message(self.sender, to, subject, body)))
+        partial.write_bytes(bytes(_message(self.sender, to, subject, body, language)))
         partial.rename(self.folder / name)
 
     def messages(self, to: str | None = None) -> list[EmailMessage]:
@@ -73,12 +80,12 @@ class SmtpMailer:
     sender: str
     timeout_seconds: float = 20.0
 
-    def send(self, *, to: str, subject: str, body: str) -> None:
+    def send(self, *, to: str, subject: str, body: str, language: str) -> None:
         with smtplib.SMTP(self.host, self.port, timeout=self.timeout_seconds) as smtp:
             smtp.starttls()
             if self.username:
                 smtp.login(self.username, self.password or "")
-            smtp.send_message(_message(self.sender, to, subject, body))
+            smtp.send_message(_message(self.sender, to, subject, body, language))
 
 
 def mailer_for(url: str, *, sender: str, outbox_folder: Path) -> Mailer:

@@ -1,7 +1,8 @@
 """A shopper on the storefront chat, as the app sees them through Shopify's app proxy.
 
 Each request carries the query Shopify adds (shop, logged-in customer, path prefix,
-timestamp) signed with the app's secret, exactly as the proxy forwards it.
+timestamp) signed with the app's secret, exactly as the proxy forwards it, and the
+storefront's locale when the shopper's storefront has one, as the widget sends it.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ class Shopper:
         *,
         logged_in_customer_id: str = "",
         secret: str = APP_SECRET,
+        locale: str = "",
     ) -> None:
         self._client = client
         self._secret = secret
         self.shop = shop_domain.removesuffix(".myshopify.com")
         self.logged_in_customer_id = logged_in_customer_id
+        self.locale = locale
         self.token: str | None = None
 
     def _query(self, extra: dict[str, str] | None = None) -> str:
@@ -39,6 +42,7 @@ class Shopper:
             "logged_in_customer_id": self.logged_in_customer_id,
             "path_prefix": "/apps/caseward",
             "timestamp": str(int(time.time())),
+            **({"locale": self.locale} if self.locale else {}),
             **(extra or {}),
         }
         return signed_proxy_query(params, self._secret)

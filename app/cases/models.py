@@ -133,5 +133,8 @@ class Case(Base):
     conversation_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("conversations.id", use_alter=True), index=True
     )
+    # Since when a customer message of the case tried to instruct the assistant
+    # (app/drafting/steering.py); staff see the case flagged.
+    instruction_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

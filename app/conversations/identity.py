@@ -11,7 +11,8 @@ code). The ways in, strongest first:
   The code is kept only as an HMAC, expires after :data:`CODE_LIFETIME`, is spent on
   first use, allows :data:`MAX_ATTEMPTS` guesses and is compared in constant time
   (:func:`check_email_code`). At most :data:`CODES_PER_WINDOW` codes per conversation
-  and per order in :data:`CODE_WINDOW`.
+  and per order in :data:`CODE_WINDOW`. The mail is in the conversation's language
+  (:func:`app.conversations.language.for_customer`).
 - **helpdesk email** (medium): the helpdesk sender's email is the email of exactly one
   customer of the shop (:func:`establish_helpdesk_sender`).
 - anything else, such as an order number typed into chat, is at most a claim.
@@ -33,6 +34,12 @@ from sqlalchemy.orm import Session
 from app import audit
 from app.actors import Actor
 from app.cases.models import Case, CaseStatus, Customer, Order
+from app.conversations.language import (
+    ENGLISH,
+    customer_locale,
+    for_customer,
+    supported_language,
+)
 from app.conversations.models import Conversation, IdentityMethod, VerificationCode
 from app.errors import TooManyRequests
 from app.guard import IdentityLevel
@@ -107,8 +114,8 @@ def establish_logged_in(
 ) -> Customer:
     """The shopper is the storefront customer Shopify's signed proxy request named.
 
-    A customer we have not seen is added with their Shopify id; their orders arrive with
-    the next order refresh."""
+    A customer we have not seen is added with their Shopify id; their orders are read
+    from Shopify before the draft that answers them (:mod:`app.drafting.jobs`)."""
     gid = f"gid://shopify/Customer/{shopify_customer_id}"
     customer = session.scalars(
         select(Customer).where(
@@ -195,19 +202,26 @@ class CodeRequest:
 class CodeMail:
     to: str
     shop_name: str
+    locale: str  # the conversation's: the shopper reads the mail in the chat's language
     code: str = field(repr=False)
 
     def send(self, mailer: Mailer) -> None:
         minutes = int(CODE_LIFETIME.total_seconds() // 60)
+        subject = said("Your %(shop)s verification code", shop=self.shop_name)
+        body = said(
+            "Your code is %(code)s.\n\n"
+            "Type it into the chat on %(shop)s's store to show it is you. It works once and "
+            "expires in %(minutes)s minutes.\n"
+            "If you did not ask for it, ignore this mail.",
+            code=self.code,
+            shop=self.shop_name,
+            minutes=minutes,
+        )
         mailer.send(
             to=self.to,
-            subject=f"Your {self.shop_name} verification code",
-            body=(
-                f"Your code is {self.code}.\n\n"
-                f"Type it into the chat on {self.shop_name}'s store to show it is you. "
-                f"It works once and expires in {minutes} minutes.\n"
-                "If you did not ask for it, ignore this mail."
-            ),
+            subject=for_customer(subject, self.locale),
+            body=for_customer(body, self.locale),
+            language=supported_language(self.locale) or ENGLISH,
         )
 
 
@@ -218,11 +232,13 @@ def request_email_code(
     order_name: str,
     email: str,
     shop_name: str,
+    locale: str | None,
     secret: bytes,
     actor: Actor,
     now: datetime,
 ) -> CodeRequest:
-    """A code for the order's email when ``order_name`` and ``email`` match our copy.
+    """A code for the order's email when ``order_name`` and ``email`` match our copy,
+    mailed in ``locale`` (the conversation's).
 
     The shopper sees the same hint whether or not they matched. Raises
     :class:`TooManyRequests` past the limits."""
@@ -266,7 +282,7 @@ def request_email_code(
     )
     session.flush()
     mail = (
-        CodeMail(to=customer.email, shop_name=shop_name, code=code)
+        CodeMail(to=customer.email, shop_name=shop_name, locale=customer_locale(locale), code=code)
         if matched and customer is not None and customer.email
         else None
     )

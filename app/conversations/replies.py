@@ -1,12 +1,12 @@
-"""What the customer is told: composed from what the provider reported, and checked.
+"""The check on a reply a person or an outside agent writes to a customer.
 
-Two halves. :func:`status_update` composes the message for an action's status as the
-provider reported it, with wording per status (submitted and how long it usually takes;
-refunded to the original payment method; failed, what happens next and who will be in
-touch). :func:`check_reply` refuses any text, drafted or typed by staff, that claims a
-state the provider has not reported, or names an amount other than one under review or
-approved for this case. Claims are recognised by phrase, in English; a reply the check
-refuses is not sent (the drafter's falls back to a neutral one, staff are told why).
+:func:`check_reply` refuses any text typed by staff or drafted by an agent (the MCP
+``draft_reply`` tool) that claims a state the provider has not reported, or names an
+amount other than one under review or approved for this case. Claims are recognised by
+phrase, in English: a person's words are theirs, and this catches the slips. Caseward's
+own drafter is held tighter: it states no fact at all in words
+(:mod:`app.conversations.to_customer` says them, :mod:`app.conversations.free_text`
+checks what it may say).
 """
 
 from __future__ import annotations
@@ -20,60 +20,6 @@ from app.drafting.brief import ActionBrief
 from app.execution.models import ActionStatus
 from app.money import Money
 from app.words import Sentence, said
-from integrations.provider import ActionKind
-
-# How long money usually takes to show once the provider has it, per kind, in words.
-_USUALLY = {
-    ActionKind.REFUND: said("Refunds usually show on your statement within 5 to 10 business days."),
-}
-
-
-def status_update(
-    kind: str, status: str, amount: Money | None, *, shop_name: str, owner: Sentence
-) -> Sentence | None:
-    """The customer's message for an action now at ``status``; None for statuses the
-    customer is not told about (ours, before the provider has spoken)."""
-    what = action_words(kind, amount)
-    if status == ActionStatus.PENDING:
-        usually = _USUALLY.get(ActionKind(kind)) if kind in set(ActionKind) else None
-        return said(
-            "Your %(what)s has been submitted to the payment provider. %(usually)s",
-            what=what,
-            usually=usually or said("We will let you know here when it is complete."),
-        )
-    if status == ActionStatus.SUCCEEDED:
-        if kind == ActionKind.REFUND:
-            return said(
-                "Your refund of %(amount)s has been made to your original payment method. "
-                "Depending on your bank it can take 5 to 10 business days to show.",
-                amount=amount or said("the agreed amount"),
-            )
-        if kind == ActionKind.CUSTOMER_CREDIT:
-            return said(
-                "Store credit of %(amount)s has been added to your account at %(shop)s.",
-                amount=amount or said("the agreed amount"),
-                shop=shop_name,
-            )
-        return said("Your %(what)s is complete.", what=what)
-    if status in (ActionStatus.FAILED, ActionStatus.CANCELED):
-        return said(
-            "Your %(what)s could not be completed by the payment provider. Nothing has been "
-            "taken from you. %(who)s will contact you here about what happens next.",
-            what=what,
-            who=owner,
-        )
-    return None
-
-
-def action_words(kind: str, amount: Money | None) -> Sentence:
-    """ "refund of $48.00", "store credit of $20.00", "discount": the action, for the customer."""
-    if kind == ActionKind.REFUND:
-        return said("refund of %(amount)s", amount=amount) if amount else said("refund")
-    if kind == ActionKind.CUSTOMER_CREDIT:
-        return said("store credit of %(amount)s", amount=amount) if amount else said("store credit")
-    if kind == ActionKind.DISCOUNT:
-        return said("discount")
-    return said("subscription change")
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,12 @@
 
 Called in the transaction that records the provider's report
 (:func:`app.execution.status.apply_provider_answer`): the update is composed from that
-status alone (:func:`app.conversations.replies.status_update`) and added to the
+status alone (:func:`app.conversations.to_customer.status_update`) and added to the
 conversation the case came from, once per action and status (a unique key on the
 message), so a webhook and a look-up reporting the same thing tell the customer once.
-The customer's channel shows it (the storefront chat) or delivers it (a helpdesk).
+The message says it in the conversation's language, money as its locale writes it
+(:func:`app.conversations.language.for_customer`), and keeps the sentence as Caseward
+said it. The customer's channel shows it (the storefront chat) or delivers it (a helpdesk).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from sqlalchemy.orm import Session
 
 from app.actors import Actor
 from app.cases.models import Case
+from app.conversations.language import for_customer
 from app.conversations.models import Conversation, Message
-from app.conversations.replies import status_update
 from app.conversations.service import add_reply
+from app.conversations.to_customer import status_update
 from app.execution.models import Action
 from app.money import Money
 from app.shops.models import Shop
@@ -53,7 +56,7 @@ def tell_customer(
     return add_reply(
         session,
         conversation=conversation,
-        body=str(sentence),
+        body=for_customer(sentence, conversation.locale),
         sentence=sentence,
         actor=actor,
         now=now,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from babel import Locale, UnknownLocaleError
+
 from app.money import Money
 
 
@@ -85,7 +87,21 @@ class CaseBrief:
     proposal_open: bool = False
     wants_person: bool = False
     options: tuple[str, ...] = field(default=())
+    # The storefront's locale the customer writes from (a Babel identifier: "fr_CA").
+    locale: str = "en"
 
     @property
     def customer_texts(self) -> list[str]:
         return [message.text for message in self.messages if message.author == "customer"]
+
+    @property
+    def language(self) -> str:
+        """The customer's language in English words, for the model ("French (fr_CA)")."""
+        try:
+            return f"{Locale.parse(self.locale).english_name} ({self.locale})"
+        except (UnknownLocaleError, ValueError):
+            return "English (en)"
+
+    def picked(self) -> OrderBrief | None:
+        """The order the conversation is about, when one was picked exactly."""
+        return next((o for o in self.orders if o.name == self.picked_order), None)

@@ -23,14 +23,21 @@ from typing import Protocol
 
 from app.drafting.brief import CaseBrief
 from app.drafting.offline import OfflineDrafter
-from app.drafting.prompt import INSTRUCTIONS, TOOL_DESCRIPTION, TOOL_NAME, case_message, policy_text
+from app.drafting.prompt import (
+    TOOL_DESCRIPTION,
+    TOOL_NAME,
+    canary_for,
+    case_message,
+    instructions,
+    policy_text,
+)
 from app.drafting.result import (
     DRAFT_SCHEMA,
     CaseDraft,
     MalformedDraft,
     NextStep,
+    draft_dict,
     parse_draft,
-    step_dict,
 )
 from app.settings import Settings
 from integrations.anthropic.messages import (
@@ -71,7 +78,7 @@ class RulesDrafter:
         self._rules = OfflineDrafter()
 
     def run(self, brief: CaseBrief) -> DraftRun:
-        return DraftRun(parse_draft(_as_tool_input(self._rules.draft(brief))), self.name)
+        return DraftRun(parse_draft(draft_dict(self._rules.draft(brief))), self.name)
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,8 @@ class ClaudeDrafter:
     model: str
     timeout_seconds: float
     max_retries: int
+    # This deployment's canary, planted in the instructions (prompt.py::canary_for).
+    canary: str = ""
     name: str = "claude"
 
     def run(self, brief: CaseBrief) -> DraftRun:
@@ -90,7 +99,7 @@ class ClaudeDrafter:
                 base_url=self.base_url or None,
                 model=self.model,
                 system=[
-                    SystemBlock(INSTRUCTIONS, cached=True),
+                    SystemBlock(instructions(self.canary), cached=True),
                     SystemBlock(policy_text(brief), cached=True),
                 ],
                 messages=[{"role": "user", "content": case_message(brief)}],
@@ -119,10 +128,7 @@ class ClaudeDrafter:
         draft = CaseDraft(
             summary=f"No draft: {why}. A person takes this case.",
             step=NextStep.NEEDS_PERSON,
-            reply=(
-                f"Thanks for your message. A member of the {brief.shop_name} team will reply "
-                "here, usually within one business day."
-            ),
+            free_text="",
             needs_person_reason=why,
         )
         return DraftRun(draft, self.name, self.model, usage, failure or why)
@@ -137,17 +143,6 @@ def drafter_for(settings: Settings) -> Drafter:
             model=settings.anthropic_model,
             timeout_seconds=settings.anthropic_timeout_seconds,
             max_retries=settings.anthropic_max_retries,
+            canary=canary_for(settings.secret_key),
         )
     return RulesDrafter()
-
-
-def _as_tool_input(draft: CaseDraft) -> dict[str, object]:
-    """The rules' draft in the tool's shape, so one parser checks both drafters."""
-    proposal = draft.proposal
-    return {
-        "summary": draft.summary,
-        "next_step": draft.step.value,
-        "reply": draft.reply,
-        "proposal": step_dict(proposal) if proposal else None,
-        "needs_person_reason": draft.needs_person_reason,
-    }

@@ -6,6 +6,11 @@ under the case's row lock, and only if no newer customer message arrived meanwhi
 (that message's own job drafts from the whole conversation). Nothing is swallowed: a
 failure fails the job and the customer's message stays, visible to staff in the case.
 
+A shopper logged in to the storefront is known by their Shopify id alone: while our copy
+holds none of their orders, the job reads them from Shopify first
+(:func:`app.cases.jobs.refresh_orders_of`), so the draft that answers their first message
+sees them without anyone opening the case.
+
 The database, not the queue, says a draft is owed: the message is marked when it is kept
 (and again when the shopper is verified, for a draft with their orders), in the same
 commit, and the job clears the mark it read with the conversation, whatever it decided; a
@@ -26,9 +31,10 @@ from rq import get_current_job
 from sqlalchemy import Table, Uuid, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.cases.models import Case
+from app.cases.jobs import refresh_orders_of
+from app.cases.models import Case, Order
 from app.clock import utcnow
-from app.conversations.models import Author, Conversation, Message
+from app.conversations.models import Author, Conversation, IdentityMethod, Message
 from app.conversations.service import current_case, messages_of
 from app.drafting.drafters import Drafter, drafter_for
 from app.drafting.service import apply_fresh, brief_for
@@ -68,6 +74,8 @@ def draft_for_message(
 ) -> tuple[str, uuid.UUID | None]:
     """Draft the case of the message's conversation; returns what happened, and the
     action to queue when the shop's policy approved the proposal."""
+    if (customer_id := _orders_unread(session_factory, message_id)) is not None:
+        refresh_orders_of(session_factory, adapters, customer_id, now=now)
     with session_factory() as session, session.begin():
         message = session.get(Message, message_id)
         if message is None:
@@ -108,6 +116,34 @@ def draft_for_message(
         )
         action = drafted.proposal.action if drafted.proposal else None
         return f"drafted: {drafted.record.next_step}", action.id if action else None
+
+
+def _orders_unread(
+    session_factory: sessionmaker[Session], message_id: uuid.UUID
+) -> uuid.UUID | None:
+    """The logged-in shopper of the message's conversation while our copy holds none of
+    their orders."""
+    with session_factory() as session, session.begin():
+        conversation = session.scalar(
+            select(Conversation)
+            .join(Message, Message.conversation_id == Conversation.id)
+            .where(Message.id == message_id)
+        )
+        if (
+            conversation is None
+            or conversation.customer_id is None
+            or conversation.identity_method != IdentityMethod.LOGGED_IN
+        ):
+            return None
+        held = session.scalar(
+            select(Order.id)
+            .where(
+                Order.shop_id == conversation.shop_id,
+                Order.customer_id == conversation.customer_id,
+            )
+            .limit(1)
+        )
+        return conversation.customer_id if held is None else None
 
 
 def owe_draft_with_orders(

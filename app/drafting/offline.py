@@ -1,95 +1,133 @@
 """The offline drafter: rules that draft a case when no Claude key is set.
 
-Deterministic, so the demo and the tests read the same every time. The rules, in order:
+Deterministic, so the demo and the tests read the same every time. It reads only the
+customer's own words (:func:`app.drafting.steering.own_words`: their sentences less those
+that try to instruct the assistant), in the chat's seven languages. The rules, in order:
 
 1. the customer asks for a person, or the conversation already wants one: a person;
 2. the customer is not verified: ask them to verify (no order is in their brief);
-3. a refund or credit request (damaged, torn, wrong item, money back, ...): which
-   order (exactly picked, else ask which), which lines (a line whose title the customer
-   names, with the number they say, "one of", "both"; none named: the whole order),
-   then a proposal, unless one already waits for a person;
-4. where is my order: the order's shipment, read-only;
+3. a refund or credit request (damaged, torn, wrong item, money back, ...): which order
+   (exactly picked, else ask which); the claim is the lines the customer's words name
+   with the number they say (:func:`app.drafting.claims.claim_from_words`), none named:
+   ask which items (never the whole order by default); then a proposal of exactly the
+   claim, unless one already waits for a person;
+4. where is my order: Caseward tells the order's shipment;
 5. anything else: a person.
+
+Like any drafter it states facts only as fields; its own words (``free_text``) only
+acknowledge or apologise, in the customer's language, and meet the same check as
+Claude's.
 """
 
 from __future__ import annotations
 
 import re
 
-from app.drafting.brief import CaseBrief, OrderBrief
-from app.drafting.proposals import share_paid
-from app.drafting.result import CaseDraft, LinePick, NextStep, StepProposal
-from app.money import Money
+from app.conversations.language import for_customer
+from app.drafting.brief import CaseBrief
+from app.drafting.claims import claim_from_words
+from app.drafting.result import CaseDraft, Fact, LinePick, NextStep, StepProposal
+from app.drafting.steering import instruction_sentences, own_words
+from app.words import Sentence, said
 from integrations.provider import ActionKind
 
 _PERSON = re.compile(
-    r"\b(?:human|real person|a person|someone real|agent|talk to (?:someone|somebody|a))\b",
-    re.IGNORECASE,
+    r"\b(?:human|real person|a person|someone real|agent|talk to (?:someone|somebody|a)"
+    r"|une personne|un humain|conseill\w+|einen? (?:menschen|mitarbeiter\w*)|una persona"
+    r"|un humano|un operatore|een mens|een medewerker)\b|担当者|人間|オペレーター",
 )
 _REFUND = re.compile(
-    r"\b(?:refund|money back|reimburs\w*|return|damaged|broken|torn|ripped|defective|faulty"
-    r"|wrong (?:item|size|colou?r)|never (?:arrived|came)|missing)\b",
-    re.IGNORECASE,
+    r"\b(?:refund|money back|reimburs\w*|return|damaged|broken|broke|torn|tore|tear|ripped"
+    r"|rip|defective|faulty|stain\w*|holes?|frayed?|fraying|burn\w*|crack\w*|snapped"
+    r"|split|faded|shrunk|came apart|coming apart|came off|fell off|scorch\w*|pulled"
+    r"|wrong (?:item|size|colou?r)|never (?:arrived|came)|missing"
+    r"|tach\w*|trou\w*|fleck\w*|loch|löcher|gerissen|riss|mancha\w*|agujero\w*"
+    r"|macchi\w*|buco|buchi|vlek\w*|gat|gaten|scheur\w*"
+    r"|rembours\w*|abîmé\w*|déchiré\w*|cassé\w*|troué\w*|défectueu\w*"
+    r"|erstatt\w*|rückerstatt\w*|geld zurück|beschädigt\w*|kaputt\w*|zerrissen\w*|defekt\w*"
+    r"|reembols\w*|devol\w*|dañad\w*|rot[oa]s?|roto|desgarrad\w*|defectuos\w*"
+    r"|rimbors\w*|danneggiat\w*|rott[oaie]|strappat\w*|difettos\w*"
+    r"|terugbeta\w*|geld terug|beschadigd\w*|kapot\w*|gescheurd\w*)\b"
+    r"|返金|払い戻し|破れ|壊れ|破損|不良|傷|汚れ|シミ|穴|割れ",
 )
-_CREDIT = re.compile(r"\b(?:store credit|credit instead|as credit)\b", re.IGNORECASE)
+_CREDIT = re.compile(
+    r"\b(?:store credit|credit instead|as credit|avoir|bon d'achat|guthaben|gutschein"
+    r"|crédito de tienda|credito|tegoed)\b|ストアクレジット|ポイントで",
+)
 _WHERE = re.compile(
-    r"\b(?:where is|where's|track(?:ing)?|shipp(?:ed|ing)|deliver(?:y|ed)?|when will .* arrive)\b",
-    re.IGNORECASE,
+    r"\b(?:where is|where's|track(?:ing)?|shipp(?:ed|ing)|deliver(?:y|ed)?|when will .* arrive"
+    r"|où est|suivi|livraison|wo ist|sendungsverfolgung|lieferung|dónde está|seguimiento"
+    r"|envío|dov'è|dove si trova|spedizione|waar is|bezorging|track en trace)\b"
+    r"|どこ|追跡|配送|届かない|いつ届",
 )
-_NUMBERS = {"one": 1, "a": 1, "an": 1, "two": 2, "both": 0, "three": 3, "four": 4, "five": 5}
-_STOP_WORDS = frozenset({"with", "from", "your", "this", "that", "size", "color", "colour"})
 
 
 class OfflineDrafter:
     name = "offline"
 
     def draft(self, brief: CaseBrief) -> CaseDraft:
-        words = " ".join(brief.customer_texts[-3:])
+        texts = brief.customer_texts[-3:]
+        words = own_words(texts)
+        steering = bool(instruction_sentences(texts))
         if brief.wants_person or _PERSON.search(words):
             return _person(brief, "The customer asked for a person.")
         if not brief.verified:
             return CaseDraft(
                 summary="The customer is not verified yet; no order details were shown.",
                 step=NextStep.ASK_TO_VERIFY,
-                reply=(
-                    "I can help with that. To keep your order details private, please verify "
-                    "it's you first: enter your order number and the email you used, and we "
-                    "will send you a code."
-                ),
+                free_text=_words(brief, said("I can help with that.")),
             )
         if _REFUND.search(words) or _CREDIT.search(words):
-            return _money_request(brief, words, credit=bool(_CREDIT.search(words)))
-        if _WHERE.search(words):
-            return _where_is(brief)
-        return _person(brief, "The request is not one the rules recognise.")
+            draft = _money_request(brief, words, credit=bool(_CREDIT.search(words)))
+        elif _WHERE.search(words):
+            draft = _where_is(brief)
+        else:
+            draft = _person(brief, "The request is not one the rules recognise.")
+        if steering:
+            return CaseDraft(
+                summary=f"{draft.summary} A message tries to instruct the assistant; it was "
+                "read as the customer's words only.",
+                step=draft.step,
+                free_text=draft.free_text,
+                claim=draft.claim,
+                proposal=draft.proposal,
+                needs_person_reason=draft.needs_person_reason,
+                tell=draft.tell,
+            )
+        return draft
+
+
+def _words(brief: CaseBrief, sentence: Sentence) -> str:
+    return for_customer(sentence, brief.locale)
 
 
 def _person(brief: CaseBrief, why: str) -> CaseDraft:
     return CaseDraft(
         summary=why,
         step=NextStep.NEEDS_PERSON,
-        reply=(
-            f"Thanks for your message. A member of the {brief.shop_name} team will reply "
-            "here, usually within one business day."
-        ),
+        free_text=_words(brief, said("Thanks for your message.")),
         needs_person_reason=why,
     )
 
 
+def _order_unclear(brief: CaseBrief) -> CaseDraft:
+    if not brief.orders:
+        return _person(brief, "The customer asks for money back but has no order on file.")
+    names = ", ".join(o.name for o in brief.orders)
+    summary = f"Refund asked for; the order is not clear (orders: {names})."
+    if brief.unmatched:
+        summary += f" Quoted but matching none: {', '.join(brief.unmatched)}."
+    return CaseDraft(
+        summary=summary,
+        step=NextStep.ASK_WHICH_ORDER,
+        free_text=_words(brief, said("I'm sorry to hear that.")),
+    )
+
+
 def _money_request(brief: CaseBrief, words: str, *, credit: bool) -> CaseDraft:
-    order = next((o for o in brief.orders if o.name == brief.picked_order), None)
+    order = brief.picked()
     if order is None:
-        names = ", ".join(o.name for o in brief.orders) or "none on file"
-        summary = f"Refund asked for; the order is not clear (orders: {names})."
-        if brief.unmatched:
-            summary += f" Quoted but matching none: {', '.join(brief.unmatched)}."
-        if not brief.orders:
-            return _person(brief, "The customer asks for money back but has no order on file.")
-        return CaseDraft(
-            summary=summary,
-            step=NextStep.ASK_WHICH_ORDER,
-            reply=f"Which order is this about? I can see {names}.",
-        )
+        return _order_unclear(brief)
     if brief.unmatched:
         return _person(
             brief,
@@ -100,107 +138,47 @@ def _money_request(brief: CaseBrief, words: str, *, credit: bool) -> CaseDraft:
         return CaseDraft(
             summary=f"A proposal for {order.name} already waits for a person.",
             step=NextStep.ANSWER,
-            reply="Your request is with our team; I will tell you here as soon as there is news.",
+            free_text=_words(brief, said("Thanks for your message.")),
+            tell=(Fact.CASE_STATUS,),
         )
     kind = ActionKind.CUSTOMER_CREDIT if credit else ActionKind.REFUND
     if kind.value not in brief.kinds_allowed:
         return _person(brief, f"The shop does not let the drafter propose a {kind.value}.")
-    picks = _picks(order, words)
-    amount = _amount(order, picks)
-    described = (
-        "; ".join(f"{pick.quantity} x {_title(order, pick.line_id)}" for pick in picks)
-        or "the whole order"
-    )
     what = "store credit" if credit else "a refund"
+    claim = claim_from_words(order, words, why=f"the customer asks for {what}")
+    if claim is None:
+        return CaseDraft(
+            summary=f"The customer asks for {what} from {order.name} without naming the items.",
+            step=NextStep.ASK_WHICH_ITEMS,
+            free_text=_words(brief, said("I'm sorry to hear that.")),
+        )
+    titles = {line.id: line.title for line in order.lines}
+    described = "; ".join(f"{line.quantity} x {titles[line.line_id]}" for line in claim.lines)
     return CaseDraft(
         summary=f"The customer asks for {what} for {described} from {order.name}.",
         step=NextStep.PROPOSE,
+        claim=claim,
         proposal=StepProposal(
             kind=kind,
             order=order.name,
-            lines=tuple(picks),
+            lines=tuple(LinePick(line.line_id, line.quantity) for line in claim.lines),
             reason=f"Customer asks for {what} for {described} from {order.name}.",
         ),
-        reply=(
-            f"I'm sorry to hear that. I've prepared {what} of {amount} for {described} "
-            f"from order {order.name} for our team to review. I will tell you here as soon "
-            "as the payment provider confirms it."
-        ),
-    )
-
-
-def _picks(order: OrderBrief, words: str) -> list[LinePick]:
-    picks = []
-    lowered = words.lower()
-    for line in order.lines:
-        for word in re.findall(r"[a-z]{4,}", line.title.lower()):
-            if word in _STOP_WORDS:
-                continue
-            found = re.search(
-                rf"(?:\b(?P<n>\d+|one|two|three|four|five|both|an?)\s+(?:of\s+(?:the|my)\s+)?"
-                rf"(?:\w+\s+){{0,3}})?{word}(?P<plural>s)?\b",
-                lowered,
-            )
-            if found is None:
-                continue
-            picks.append(LinePick(line.id, _quantity(found, line.quantity)))
-            break
-    return picks
-
-
-def _quantity(found: re.Match[str], of: int) -> int:
-    said = found.group("n")
-    if said is None:
-        return of if found.group("plural") else 1
-    number = int(said) if said.isdigit() else _NUMBERS[said]
-    return of if number == 0 else max(1, min(number, of))
-
-
-def _title(order: OrderBrief, line_id: str) -> str:
-    return next(line.title for line in order.lines if line.id == line_id)
-
-
-def _amount(order: OrderBrief, picks: list[LinePick]) -> Money:
-    lines = {line.id: line for line in order.lines}
-    if not picks:
-        return order.money(sum(line.paid for line in order.lines))
-    return order.money(
-        sum(share_paid(lines[p.line_id].paid, lines[p.line_id].quantity, p.quantity) for p in picks)
+        free_text=_words(brief, said("I'm sorry to hear that.")),
     )
 
 
 def _where_is(brief: CaseBrief) -> CaseDraft:
-    order = next((o for o in brief.orders if o.name == brief.picked_order), None)
+    order = brief.picked()
     if order is None:
-        names = ", ".join(o.name for o in brief.orders) or "none on file"
         return CaseDraft(
             summary="Asks where an order is; which one is not clear.",
             step=NextStep.ASK_WHICH_ORDER,
-            reply=f"Which order would you like me to look up? I can see {names}.",
+            free_text=_words(brief, said("Happy to help.")),
         )
     return CaseDraft(
         summary=f"Asks where {order.name} is.",
         step=NextStep.ANSWER,
-        reply=shipment_words(order),
+        free_text=_words(brief, said("Happy to help.")),
+        tell=(Fact.SHIPMENT,),
     )
-
-
-def shipment_words(order: OrderBrief) -> str:
-    """An order's shipment as Shopify's fulfilments report it, in words."""
-    shipment = order.shipment
-    if order.delivered:
-        return f"Order {order.name} was delivered."
-    if shipment is None or shipment.status == "unfulfilled":
-        return (
-            f"Order {order.name} has not shipped yet. We will send tracking details when it does."
-        )
-    parts = [f"Order {order.name} is on its way"]
-    if shipment.carrier:
-        parts.append(f" with {shipment.carrier}")
-    text = "".join(parts) + "."
-    if shipment.tracking_number:
-        text += f" Tracking number: {shipment.tracking_number}"
-        text += f" ({shipment.tracking_url})." if shipment.tracking_url else "."
-    if shipment.estimated_delivery:
-        text += f" Expected by {shipment.estimated_delivery}."
-    return text

@@ -4,21 +4,31 @@ The sequence (the job in :mod:`app.drafting.jobs` runs it for the newest custome
 
 1. :func:`brief_for` reads what the drafter may see: the conversation's messages, and
    only for a verified customer their orders, the order exactly linked
-   (:mod:`app.conversations.linking`), what the customer quoted that matches nothing,
-   and the case's actions; no transaction is held while the drafter runs;
-2. the drafter answers (:mod:`app.drafting.drafters`);
+   (:mod:`app.conversations.linking`, from the customer's own words: an order or amount
+   named only inside an instruction to the assistant counts for nothing), what the
+   customer quoted that matches nothing, the case's actions and the customer's language;
+   no transaction is held while the drafter runs;
+2. the drafter answers (:mod:`app.drafting.drafters`) with facts as fields and its own
+   words apart (:mod:`app.drafting.result`);
 3. :func:`apply_draft`, in one transaction under the case's row lock, records the run
-   (:class:`~app.drafting.models.CaseDraftRecord`), then:
+   (:class:`~app.drafting.models.CaseDraftRecord`, with the claim it stated), flags the
+   case if a customer message tries to instruct the assistant
+   (:mod:`app.drafting.steering`), then:
    - a proposed step becomes an exact proposal (:mod:`app.drafting.proposals` sets the
-     amount from the order's paid lines) through the same
-     :func:`~app.approvals.service.create_proposal` as staff's, unless the customer is
-     unverified, a proposal is already open, or the step does not fit the facts; store
-     credit or a discount for a customer Shopify does not hold names their Stripe
-     account, linked by their verified email first when it is not yet;
-   - "needs a person" puts the case in front of a named person;
-   - the reply is checked against what the provider has reported
-     (:func:`~app.conversations.replies.check_reply`); a reply that claims more is
-     replaced by a neutral one, and the refusal is recorded;
+     amount from the order's paid lines), bound to the customer's claim as their own
+     words bear it out (:mod:`app.drafting.claims`: the guard's ``within_claim`` blocks
+     more), through the same :func:`~app.approvals.service.create_proposal` as staff's,
+     unless the customer is unverified, a proposal is already open, or the step does not
+     fit the facts; store credit or a discount for a customer Shopify does not hold names
+     their Stripe account, linked by their verified email first when it is not yet;
+   - "needs a person", or a step not proposed, puts the case in front of a named person;
+   - Caseward words what the customer is told from the facts
+     (:mod:`app.conversations.to_customer`: what was prepared or approved, with the
+     amount it computed; which order or items; the shipment; the case's status; a
+     person), after the drafter's own words if the deny-by-default check passes them
+     (:func:`~app.conversations.free_text.check_free_text`, with the instructions as
+     :class:`~app.conversations.free_text.Confidential`); refused words are kept on the
+     run for staff, never sent; the reply is in the customer's language;
 4. the caller commits, then queues the action when the shop's policy approved it.
 
 An outside agent (the MCP ``draft_reply`` tool) drafts only a reply:
@@ -45,10 +55,34 @@ from app.approvals.models import Proposal, ProposalStatus
 from app.approvals.service import ProposalResult, create_proposal
 from app.cases.customer_link import link_customer
 from app.cases.models import Case, CaseStatus, Customer, Order
+from app.conversations.free_text import check_free_text
+from app.conversations.language import customer_locale, for_customer
 from app.conversations.linking import Linking, link_order
 from app.conversations.models import Author, Conversation, Message
 from app.conversations.replies import check_reply, refused_reply
 from app.conversations.service import MAX_MESSAGE, add_reply, messages_of
+from app.conversations.to_customer import (
+    CHOICE_LABELS,
+    Item,
+    Shipment,
+    approved_by_policy,
+    ask_to_verify,
+    ask_which_items,
+    ask_which_order,
+    case_status,
+    chosen,
+    looking_into_it,
+    offer,
+    offer_refund,
+    offer_replacement_discount,
+    offer_store_credit,
+    prepared_for_review,
+    reply_text,
+    request_with_team,
+    shipment_words,
+    thanks,
+    with_a_person,
+)
 from app.drafting.brief import (
     ActionBrief,
     CaseBrief,
@@ -57,20 +91,33 @@ from app.drafting.brief import (
     OrderBrief,
     ShipmentBrief,
 )
+from app.drafting.claims import coverage, grounded_lines
 from app.drafting.drafters import Drafter, DraftRun
 from app.drafting.models import CaseDraftRecord
+from app.drafting.prompt import canary_for, confidential
 from app.drafting.proposals import (
     TO_THE_CUSTOMERS_ACCOUNT,
     StepRefused,
     customer_account,
     draft_for,
 )
-from app.drafting.result import StepProposal, parse_step, step_dict
+from app.drafting.result import (
+    CaseDraft,
+    Claim,
+    Fact,
+    LinePick,
+    NextStep,
+    StepProposal,
+    claim_dict,
+    parse_step,
+    step_dict,
+)
+from app.drafting.steering import instruction_sentences, own_texts, own_words
 from app.errors import CasewardError, InvalidInput
 from app.evaluation import Draft
 from app.execution.models import Action
 from app.execution.providers import AdapterFactory
-from app.guard import IdentityLevel
+from app.guard import ClaimCoverage, IdentityLevel
 from app.guard.policy import PolicyRules
 from app.lifecycle import move_case
 from app.money import Money
@@ -79,12 +126,8 @@ from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy
 from app.validation import text
-from app.words import said
+from app.words import Sentence, one_after_another, said
 from integrations.provider import ActionKind, CustomerDirectory
-
-NEUTRAL_REPLY = (
-    "Thanks for your message. We are looking into it and will reply here as soon as we can."
-)
 
 
 @dataclass(frozen=True)
@@ -108,7 +151,9 @@ def brief_for(
     )
     orders = _orders(session, shop.id, conversation.customer_id) if verified else []
     chosen = next((o for o in orders if o.id == conversation.order_id), None)
-    texts = [m.body for m in messages if m.author == Author.CUSTOMER]
+    # An order or an amount named only inside an instruction to the assistant is not the
+    # customer's: it neither picks an order nor stops one.
+    texts = own_texts(m.body for m in messages if m.author == Author.CUSTOMER)
     linking = link_order(texts, orders, chosen) if verified else None
     actions = _actions(session, case)
     proposal_open = (
@@ -144,6 +189,7 @@ def brief_for(
         actions=tuple(actions),
         proposal_open=proposal_open,
         wants_person=conversation.wants_person,
+        locale=customer_locale(conversation.locale),
     )
     return brief, linking
 
@@ -220,77 +266,30 @@ def apply_draft(
     reply_to_customer: bool = True,
 ) -> Drafted:
     """Record ``run`` and act on it (see the module docstring); without
-    ``reply_to_customer`` (a helpdesk agent asked for the draft) the checked reply is
-    returned as a suggestion, not sent. The caller holds the
-    case's row lock and commits."""
+    ``reply_to_customer`` (a helpdesk agent asked for the draft) the reply is returned as
+    a suggestion, not sent. The caller holds the case's row lock and commits."""
     draft = run.draft
-    record = CaseDraftRecord(
-        id=uuid.uuid4(),
-        shop_id=shop.id,
-        case_id=case.id,
-        drafter=run.drafter,
-        model=run.model,
-        next_step=draft.step.value,
-        summary=draft.summary,
-        failure=run.failure,
-        input_tokens=run.usage.input_tokens if run.usage else 0,
-        output_tokens=run.usage.output_tokens if run.usage else 0,
-        cache_read_tokens=run.usage.cache_read_input_tokens if run.usage else 0,
-        cache_write_tokens=run.usage.cache_creation_input_tokens if run.usage else 0,
-        created_at=now,
-    )
+    record = _record(shop, case, run, now)
     session.add(record)
     session.flush()
-    proposal: ProposalResult | None = None
-    reply = draft.reply
-    refusal: str | None = None
-    offered: list[Money] = []
-    if draft.proposal is not None:
-        # Choices are put to a customer in the chat; an agent gets the refund to review.
-        offer = (
-            _offer(
-                session,
-                shop=shop,
-                case=case,
-                conversation=conversation,
-                brief=brief,
-                step=draft.proposal,
-                adapters=adapters,
-                now=now,
-            )
-            if reply_to_customer
-            else None
-        )
-        if offer is not None:
-            reply, offered = offer
-        else:
-            proposal, refusal = _propose(
-                session,
-                shop=shop,
-                case=case,
-                conversation=conversation,
-                brief=brief,
-                step=draft.proposal,
-                adapters=adapters,
-                settings=settings,
-                now=now,
-            )
-            if proposal is None:
-                reply = NEUTRAL_REPLY
-    if draft.step.value == "needs_person" or refusal is not None:
+    if instruction_sentences(brief.customer_texts):
+        flag_instruction_attempt(session, case=case, now=now)
+    on = _OnCase(session, shop, case, conversation, brief, adapters, settings, now)
+    answer = _answer(on, draft, offering=reply_to_customer)
+    proposal, refusal = answer.proposal, answer.refusal
+    if draft.step == NextStep.NEEDS_PERSON or refusal is not None:
         # Never the drafter's own words: the reason is sealed into the audit chain, which
         # erasure cannot blank, and a summary may quote the customer.
         why = refusal or "the drafter asked for one; its summary is on the case page"
         hand_to_person(session, case=case, actor=DRAFTER, now=now, why=why)
-    proposed = (
-        [Money(proposal.proposal.amount, proposal.proposal.currency)]
-        if proposal and proposal.proposal.amount and proposal.proposal.currency
-        else []
+    check = check_free_text(
+        draft.free_text, confidential=confidential(brief, canary_for(settings.secret_key))
     )
-    problems = check_reply(reply, actions=brief.actions, proposed=proposed + offered)
-    if problems:
-        refusal = "; ".join(str(problem.reason) for problem in problems)
-        reply = NEUTRAL_REPLY
+    if not check.passed:
+        record.refused_text = draft.free_text
+        refusal = "; ".join(
+            filter(None, (refusal, f"the drafter's own words were refused: {check.reasons()}"))
+        )
     record.proposal_id = proposal.proposal.id if proposal else None
     if refusal is not None:
         record.failure = "; ".join(filter(None, (record.failure, refusal)))
@@ -304,35 +303,170 @@ def apply_draft(
             "drafter": run.drafter,
             "next_step": draft.step.value,
             "proposal_id": str(proposal.proposal.id) if proposal else None,
-            "reply_refused": bool(problems),
+            "reply_refused": not check.passed,
             "failure": run.failure,
         },
         now=now,
     )
+    ours = answer.said or [looking_into_it()]
+    if not (check.passed and draft.free_text):
+        ours = [thanks(), *ours]
+    body = reply_text(draft.free_text if check.passed else "", ours, brief.locale)
     message = (
         add_reply(
-            session, conversation=conversation, body=reply, sentence=None, actor=DRAFTER, now=now
+            session,
+            conversation=conversation,
+            body=body,
+            sentence=one_after_another(ours),
+            actor=DRAFTER,
+            now=now,
         )
         if reply_to_customer
         else None
     )
-    return Drafted(record, proposal, message, reply)
+    return Drafted(record, proposal, message, body)
 
 
-def _exact_draft(
-    session: Session,
-    *,
-    shop: Shop,
-    case: Case,
-    conversation: Conversation,
-    brief: CaseBrief,
-    step: StepProposal,
-    adapters: AdapterFactory,
-    now: datetime,
-) -> Draft:
+def _record(shop: Shop, case: Case, run: DraftRun, now: datetime) -> CaseDraftRecord:
+    draft, usage = run.draft, run.usage
+    record = CaseDraftRecord(
+        id=uuid.uuid4(),
+        shop_id=shop.id,
+        case_id=case.id,
+        drafter=run.drafter,
+        model=run.model,
+        next_step=draft.step.value,
+        summary=draft.summary,
+        failure=run.failure,
+        input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=usage.output_tokens if usage else 0,
+        cache_read_tokens=usage.cache_read_input_tokens if usage else 0,
+        cache_write_tokens=usage.cache_creation_input_tokens if usage else 0,
+        created_at=now,
+    )
+    if draft.claim is not None:
+        record.claim = claim_dict(draft.claim)
+    return record
+
+
+@dataclass(frozen=True)
+class _OnCase:
+    """What turning a draft into a proposal works with: the transaction, the case and its
+    conversation, the brief the draft is applied to, the providers, settings and time."""
+
+    session: Session
+    shop: Shop
+    case: Case
+    conversation: Conversation
+    brief: CaseBrief
+    adapters: AdapterFactory
+    settings: Settings
+    now: datetime
+
+
+@dataclass(frozen=True)
+class _Answer:
+    # Caseward's own sentences to the customer, from the facts.
+    said: list[Sentence]
+    proposal: ProposalResult | None = None
+    # Why the drafted step was not proposed (the case goes to a person).
+    refusal: str | None = None
+
+
+def _answer(on: _OnCase, draft: CaseDraft, *, offering: bool) -> _Answer:
+    """What Caseward says for ``draft``'s next step, in its own sentences from the facts,
+    and the proposal the step became (or why not)."""
+    step = draft.proposal
+    if step is None:
+        return _Answer(_facts_said(on.shop, on.brief, draft))
+    offer = _offer(on, step, draft.claim) if offering else None
+    if offer is not None:
+        return _Answer([offer])
+    proposal, refusal = _propose(on, step, draft.claim)
+    if proposal is None:
+        return _Answer([with_a_person(on.shop.name)], refusal=refusal)
+    return _Answer([_proposed_words(on.shop, on.brief, step, proposal)], proposal)
+
+
+def _facts_said(shop: Shop, brief: CaseBrief, draft: CaseDraft) -> list[Sentence]:
+    """Caseward's sentences for a step that proposes nothing."""
+    picked = brief.picked()
+    match draft.step:
+        case NextStep.NEEDS_PERSON:
+            return [with_a_person(shop.name)]
+        case _ if not brief.verified:
+            return [ask_to_verify()]
+        case NextStep.ASK_WHICH_ITEMS if picked is not None:
+            return [ask_which_items(picked.name)]
+        case NextStep.ASK_WHICH_ORDER | NextStep.ASK_WHICH_ITEMS if brief.orders:
+            return [ask_which_order([order.name for order in brief.orders])]
+        case NextStep.ANSWER:
+            return [sentence for fact in draft.tell if (sentence := _fact(brief, fact))]
+    return []
+
+
+def _fact(brief: CaseBrief, fact: Fact) -> Sentence | None:
+    """``fact`` of the case, in Caseward's words; None when the case has nothing to say."""
+    if fact == Fact.CASE_STATUS:
+        status = case_status([(a.kind, a.status, a.amount) for a in brief.actions])
+        return status or (request_with_team() if brief.proposal_open else None)
+    order = brief.picked()
+    if order is None:
+        return None
+    shipment = order.shipment
+    return shipment_words(
+        Shipment(
+            order=order.name,
+            status=shipment.status if shipment else "unfulfilled",
+            delivered=order.delivered,
+            carrier=shipment.carrier if shipment else None,
+            tracking_number=shipment.tracking_number if shipment else None,
+            tracking_url=shipment.tracking_url if shipment else None,
+            estimated_delivery=shipment.estimated_delivery if shipment else None,
+        )
+    )
+
+
+def _proposed_words(
+    shop: Shop, brief: CaseBrief, step: StepProposal, result: ProposalResult
+) -> Sentence:
+    """What the customer is told of a drafted proposal: prepared for review, or approved by
+    the shop's policy and on its way to the provider, with the amount Caseward computed."""
+    proposal = result.proposal
+    amount = Money(proposal.amount or 0, proposal.currency or "")
+    order = brief.picked()
+    titles = {line.id: (line.title, line.quantity) for line in order.lines} if order else {}
+    picks = step.lines or tuple(LinePick(line, of) for line, (_, of) in titles.items())
+    items = [
+        Item(titles[pick.line_id][0], pick.quantity) for pick in picks if pick.line_id in titles
+    ]
+    if result.action is not None:
+        return approved_by_policy(proposal.kind, amount, items, step.order, shop_name=shop.name)
+    return prepared_for_review(proposal.kind, amount, items, step.order)
+
+
+def flag_instruction_attempt(session: Session, *, case: Case, now: datetime) -> None:
+    """Flag ``case`` for staff: a customer message tried to instruct the assistant. Its
+    words stay in the conversation; the audit says only that it happened."""
+    if case.instruction_attempt_at is not None:
+        return
+    case.instruction_attempt_at = now
+    audit.record(
+        session,
+        shop_id=case.shop_id,
+        kind="case.instruction_attempt_flagged",
+        actor=DRAFTER,
+        case_id=case.id,
+        data={},
+        now=now,
+    )
+
+
+def _exact_draft(on: _OnCase, step: StepProposal) -> Draft:
     """The exact proposal ``step`` names for this conversation's customer; raises
     :class:`StepRefused` saying why there is none."""
-    refused = why_not_proposable(brief, conversation, step.order)
+    session, shop, conversation = on.session, on.shop, on.conversation
+    refused = why_not_proposable(on.brief, conversation, step.order)
     if refused is not None:
         raise StepRefused(refused)
     order = session.scalars(
@@ -349,7 +483,7 @@ def _exact_draft(
     if step.kind in TO_THE_CUSTOMERS_ACCOUNT and customer_account(
         customer, shopify_connected=shopify_connected
     ) == ("stripe", None):
-        _link_at_stripe(session, shop=shop, case=case, adapters=adapters, now=now)
+        _link_at_stripe(session, shop=shop, case=on.case, adapters=on.adapters, now=on.now)
     policy = current_policy(session, shop.id)
     return draft_for(
         step,
@@ -383,39 +517,21 @@ def _link_at_stripe(
 
 
 def _propose(
-    session: Session,
-    *,
-    shop: Shop,
-    case: Case,
-    conversation: Conversation,
-    brief: CaseBrief,
-    step: StepProposal,
-    adapters: AdapterFactory,
-    settings: Settings,
-    now: datetime,
+    on: _OnCase, step: StepProposal, claim: Claim | None
 ) -> tuple[ProposalResult | None, str | None]:
-    """``step`` as a proposal through the same checks as anyone's, or why it was not."""
+    """``step`` as a proposal through the same checks as anyone's, bound to the customer's
+    claim as their own words bear it out (the guard's ``within_claim``), or why not."""
     try:
-        draft = _exact_draft(
-            session,
-            shop=shop,
-            case=case,
-            conversation=conversation,
-            brief=brief,
-            step=step,
-            adapters=adapters,
-            now=now,
-        )
-        adapter = adapters(session, shop.id, draft.provider)
+        draft = replace(_exact_draft(on, step), claim=_coverage(on.brief, step, claim))
         result = create_proposal(
-            session,
-            shop=shop,
-            case=case,
+            on.session,
+            shop=on.shop,
+            case=on.case,
             actor=DRAFTER,
             draft=draft,
-            adapter=adapter,
-            settings=settings,
-            now=now,
+            adapter=on.adapters(on.session, on.shop.id, draft.provider),
+            settings=on.settings,
+            now=on.now,
         )
     except StepRefused as refused:
         return None, str(refused)
@@ -430,66 +546,46 @@ def _propose(
     return result, None
 
 
-def _offer(
-    session: Session,
-    *,
-    shop: Shop,
-    case: Case,
-    conversation: Conversation,
-    brief: CaseBrief,
-    step: StepProposal,
-    adapters: AdapterFactory,
-    now: datetime,
-) -> tuple[str, list[Money]] | None:
+def _coverage(brief: CaseBrief, step: StepProposal, claim: Claim | None) -> ClaimCoverage:
+    """The customer's claim (the drafter's, as far as their own words bear it out; with
+    none, what their words name) beside what ``step`` proposes. The caller checked that
+    ``step`` is for the picked order."""
+    order = brief.picked()
+    if order is None:
+        raise StepRefused("the drafter proposed for an order the customer did not pick")
+    if claim is not None and claim.order != step.order:
+        raise StepRefused(f"the claim is on {claim.order}, the proposal on {step.order}")
+    grounded = grounded_lines(order, own_words(brief.customer_texts), claim)
+    return coverage(order, grounded, step)
+
+
+def _offer(on: _OnCase, step: StepProposal, claim: Claim | None) -> Sentence | None:
     """Where the shop's policy offers more than the refund asked for (store credit with
-    its bonus, a discount on a replacement): the offer to put to the customer and the
-    amounts it names, the step kept until they choose (:func:`choose_offer`); else None."""
+    its bonus, a discount on a replacement): the offer to put to the customer, the step
+    kept until they choose (:func:`choose_offer`); else None. A step beyond the customer's
+    claim is never offered: it goes to the guard, which blocks it."""
     if step.kind != ActionKind.REFUND:
         return None
-    choices = _choices(current_policy(session, shop.id))
+    choices = _choices(current_policy(on.session, on.shop.id))
     if len(choices) < 2:
         return None
     try:
-        priced = [
-            (
-                offer,
-                _exact_draft(
-                    session,
-                    shop=shop,
-                    case=case,
-                    conversation=conversation,
-                    brief=brief,
-                    step=replace(step, kind=offer.kind),
-                    adapters=adapters,
-                    now=now,
-                ),
-            )
-            for offer in choices
-        ]
+        if _coverage(on.brief, step, claim).beyond():
+            return None
+        priced = [(offer, _exact_draft(on, replace(step, kind=offer.kind))) for offer in choices]
     except StepRefused:
         return None
-    amounts = [Money(draft.amount or 0, draft.currency or "usd") for _, draft in priced]
-    options = [
-        _OFFER_WORDS[offer.id].format(amount=amount, shop=shop.name)
-        for (offer, _), amount in zip(priced, amounts, strict=True)
-    ]
-    conversation.pending_step = step_dict(step)
-    return (
-        f"I can {', or '.join(options)}. Which would you prefer?",
-        amounts,
-    )
-
-
-_OFFER_WORDS = {
-    "refund": "refund {amount} to your original payment method",
-    "store_credit": "add {amount} in store credit to your account at {shop}",
-    "replacement_discount": "give you a discount of {amount} on a replacement",
-}
-_PREPARED = {
-    ActionKind.REFUND: "a refund",
-    ActionKind.CUSTOMER_CREDIT: "store credit",
-    ActionKind.DISCOUNT: "a discount on a replacement",
-}
+    options = []
+    for offered, draft in priced:
+        amount = Money(draft.amount or 0, draft.currency or "")
+        if offered.kind == ActionKind.CUSTOMER_CREDIT:
+            options.append(offer_store_credit(amount, shop_name=on.shop.name))
+        elif offered.kind == ActionKind.DISCOUNT:
+            options.append(offer_replacement_discount(amount))
+        else:
+            options.append(offer_refund(amount))
+    on.conversation.pending_step = step_dict(step)
+    return offer(options)
 
 
 def choose_offer(
@@ -516,17 +612,8 @@ def choose_offer(
     step = replace(parse_step(conversation.pending_step), kind=kinds[choice])
     conversation.pending_step = None
     brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
-    proposal, refusal = _propose(
-        session,
-        shop=shop,
-        case=case,
-        conversation=conversation,
-        brief=brief,
-        step=step,
-        adapters=adapters,
-        settings=settings,
-        now=now,
-    )
+    on = _OnCase(session, shop, case, conversation, brief, adapters, settings, now)
+    proposal, refusal = _propose(on, step, claim=None)
     audit.record(
         session,
         shop_id=shop.id,
@@ -542,15 +629,18 @@ def choose_offer(
     )
     if proposal is None:
         hand_to_person(session, case=case, actor=actor, now=now, why=refusal or "no proposal")
-        reply = NEUTRAL_REPLY
+        reply = with_a_person(shop.name)
     else:
-        prepared = Money(proposal.proposal.amount or 0, proposal.proposal.currency or "usd")
-        reply = (
-            f"Thank you. I've prepared {_PREPARED[step.kind]} of {prepared} for our team to "
-            "review. "
-            "I will tell you here as soon as the payment provider confirms it."
-        )
-    add_reply(session, conversation=conversation, body=reply, sentence=None, actor=DRAFTER, now=now)
+        prepared = Money(proposal.proposal.amount or 0, proposal.proposal.currency or "")
+        reply = chosen(proposal.proposal.kind, prepared)
+    add_reply(
+        session,
+        conversation=conversation,
+        body=for_customer(reply, conversation.locale),
+        sentence=reply,
+        actor=DRAFTER,
+        now=now,
+    )
     return proposal
 
 
@@ -558,7 +648,7 @@ def choose_offer(
 class Offer:
     id: str
     kind: ActionKind
-    label: str
+    label: Sentence
 
 
 def offers(session: Session, conversation: Conversation) -> list[Offer]:
@@ -570,15 +660,13 @@ def offers(session: Session, conversation: Conversation) -> list[Offer]:
 
 def _choices(policy: PolicyRules) -> list[Offer]:
     """The refund, and what else the shop's policy offers instead of it."""
-    found = [Offer("refund", ActionKind.REFUND, "Refund to my original payment method")]
+    kinds = {"refund": ActionKind.REFUND}
     enabled = policy.enabled_kinds
     if policy.store_credit_bonus_percent is not None and ActionKind.CUSTOMER_CREDIT in enabled:
-        found.append(Offer("store_credit", ActionKind.CUSTOMER_CREDIT, "Store credit instead"))
+        kinds["store_credit"] = ActionKind.CUSTOMER_CREDIT
     if policy.replacement_discount and ActionKind.DISCOUNT in enabled:
-        found.append(
-            Offer("replacement_discount", ActionKind.DISCOUNT, "A discount on a replacement")
-        )
-    return found
+        kinds["replacement_discount"] = ActionKind.DISCOUNT
+    return [Offer(offer_id, kind, CHOICE_LABELS[offer_id]) for offer_id, kind in kinds.items()]
 
 
 def reply_facts(session: Session, case: Case) -> tuple[list[ActionBrief], list[Money]]:

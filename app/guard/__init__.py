@@ -24,6 +24,7 @@ from app.guard.policy import (
 from app.guard.proposal import (
     CapSpend,
     CapSpending,
+    ClaimCoverage,
     InFlightAction,
     InFlightStatus,
     LineItemRef,
@@ -45,6 +46,7 @@ __all__ = [
     "CapSpending",
     "CheckName",
     "CheckResult",
+    "ClaimCoverage",
     "IdentityLevel",
     "InFlightAction",
     "InFlightStatus",

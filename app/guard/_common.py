@@ -12,10 +12,10 @@ from app.guard._context import (
     moved_money,
 )
 from app.guard.policy import CapRule, ShopSwitches
-from app.guard.proposal import CapSpend
+from app.guard.proposal import CapSpend, ClaimCoverage
 from app.guard.verdict import CheckName, CheckResult
 from app.money import Money
-from app.words import Sentence, Value, joined, one_after_another, said
+from app.words import Sentence, Value, joined, one_after_another, said, said_n
 from integrations.provider import ACTION_ID_METADATA_KEY, ActionKind
 
 # The parameters each kind may carry to the provider; anything else is refused.
@@ -40,7 +40,7 @@ _AMOUNT_NEEDED = {
 
 
 def shop_checks(ctx: Context, switches: ShopSwitches) -> list[CheckResult]:
-    return [
+    checks = [
         _writes_enabled(switches),
         _kill_switch(switches),
         _kind_enabled(ctx),
@@ -49,6 +49,48 @@ def shop_checks(ctx: Context, switches: ShopSwitches) -> list[CheckResult]:
         _proposal_shape(ctx),
         _amount(ctx),
     ]
+    if ctx.proposal.claim is not None:
+        checks.append(within_claim(ctx.proposal.claim))
+    return checks
+
+
+def within_claim(claim: ClaimCoverage) -> CheckResult:
+    """A drafted proposal covers no line, and no more items of a line, than the customer's
+    own words claim: the drafter may not give back more than was asked for."""
+    facts = {
+        "claimed": [{"line_id": line, "quantity": n} for line, n in claim.claimed],
+        "proposed": [{"line_id": line, "quantity": n} for line, n in claim.proposed],
+    }
+    beyond = claim.beyond()
+    if not beyond:
+        return CheckResult(
+            CheckName.WITHIN_CLAIM,
+            True,
+            said("The proposal covers only what the customer's own messages claim."),
+            facts,
+        )
+    return CheckResult(
+        CheckName.WITHIN_CLAIM,
+        False,
+        said(
+            "The proposal covers more than the customer's own messages claim: %(beyond)s "
+            "beyond the claim of %(claimed)s.",
+            beyond=joined([_items(line, n) for line, n in beyond]),
+            claimed=joined([_items(line, n) for line, n in claim.claimed])
+            if claim.claimed
+            else said("nothing"),
+        ),
+        facts | {"beyond": [{"line_id": line, "quantity": n} for line, n in beyond]},
+    )
+
+
+def _items(line_id: str, quantity: int) -> Sentence:
+    return said_n(
+        "%(count)s item of line %(line)s",
+        "%(count)s items of line %(line)s",
+        quantity,
+        line=line_id,
+    )
 
 
 def _writes_enabled(switches: ShopSwitches) -> CheckResult:

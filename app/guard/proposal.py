@@ -33,6 +33,25 @@ class LineItemRef:
 
 
 @dataclass(frozen=True)
+class ClaimCoverage:
+    """For a drafted proposal: the customer's claim as their own words bear it out, and
+    what the proposal covers, each as (line id, items) pairs. A person's proposal has
+    none: a person's judgement is theirs."""
+
+    claimed: tuple[tuple[str, int], ...]
+    proposed: tuple[tuple[str, int], ...]
+
+    def beyond(self) -> list[tuple[str, int]]:
+        """What the proposal covers past the claim: each line with the items too many."""
+        claimed = dict(self.claimed)
+        return [
+            (line_id, quantity - claimed.get(line_id, 0))
+            for line_id, quantity in self.proposed
+            if quantity > claimed.get(line_id, 0)
+        ]
+
+
+@dataclass(frozen=True)
 class ProposedAction:
     """One exact money action someone (Claude, staff, a macro) proposes.
 
@@ -57,6 +76,9 @@ class ProposedAction:
     Stripe payment behind a Shopify order paid through Stripe, else the target. Our
     refunds of the same money through either provider count against the same ceiling.
 
+    ``claim``, for a drafter's proposal only, sets the customer's claim beside what the
+    proposal covers (``within_claim``).
+
     ``proposal_id`` is the id the action carries once queued: the value of
     ``ACTION_ID_METADATA_KEY`` in the provider's metadata. The worker sets it so the
     action is not counted as in flight against itself, and so a write of it that
@@ -75,6 +97,7 @@ class ProposedAction:
     params: Mapping[str, object] = field(default_factory=dict, hash=False)
     proposal_id: str | None = None
     money_ref: str | None = None
+    claim: ClaimCoverage | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", _freeze(self.params))

@@ -39,6 +39,7 @@ class CheckName(StrEnum):
     CURRENCY_MATCHES = "currency_matches"
     NOT_ALREADY_AT_PROVIDER = "not_already_at_provider"
     NOT_DUPLICATE = "not_duplicate"
+    WITHIN_CLAIM = "within_claim"  # a drafted proposal covers no more than the customer claims
     # refund
     CAPTURED = "captured"
     NOT_DISPUTED = "not_disputed"

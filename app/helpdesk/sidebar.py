@@ -4,7 +4,8 @@ One view (:func:`sidebar_view`) serves both doors: the JSON a Gorgias sidebar wi
 renders (fetched with the shop's integration secret), and the compact HTML page other
 helpdesks frame, opened only through a short-lived signed link (:func:`sidebar_link`,
 :func:`ticket_of_link`) made by a request that carried the secret. It shows the
-customer's identity and how it was established, their orders, the case's status, each
+customer's identity and how it was established, their orders, the case's status (and
+since when, if ever, a message of the customer's tried to instruct the assistant), each
 proposal with its checks, each action with the provider's reference, and a link to
 approve in Caseward; it never approves anything itself.
 """
@@ -92,6 +93,10 @@ def sidebar_view(
             "id": str(case.id),
             "status": case.status,
             "owner": case.owner,
+            "instruction_attempt": case.instruction_attempt_at is not None,
+            "instruction_attempt_at": (
+                case.instruction_attempt_at.isoformat() if case.instruction_attempt_at else None
+            ),
             "approve_url": admin_case_url(admin_origin, shop.domain, case.id),
         },
         "proposals": [

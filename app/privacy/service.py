@@ -21,9 +21,10 @@ Where a customer's personal data lives in Caseward, and what erasure does to it:
 - ``cases``: the customer's, and every case their conversations fed (one opened before
   the shopper proved who they were names no customer): subject and request text
   become :data:`ERASED`.
-- ``case_drafts`` of those cases: the staff summary and an agent's drafted reply become
-  :data:`ERASED`; the drafter, the next step, token counts and Caseward's own failure
-  reasons stay.
+- ``case_drafts`` of those cases: the staff summary, an agent's drafted reply and the
+  drafter's refused words become :data:`ERASED`, the claim the drafter stated (its reasons
+  are the customer's) is removed; the drafter, the next step, token counts and Caseward's
+  own failure reasons stay.
 - ``provider_events``: raw webhook payloads that name the customer become
   ``{"erased": true}``. Gorgias calls hold only ticket and message ids (their job reads
   the ticket id) and agents' commands the agent's email: neither names the customer.
@@ -258,6 +259,17 @@ def _blank(
         update(CaseDraftRecord)
         .where(CaseDraftRecord.case_id.in_(case_ids), CaseDraftRecord.reply.is_not(None))
         .values(reply=ERASED)
+    )
+    session.execute(
+        update(CaseDraftRecord)
+        .where(
+            CaseDraftRecord.case_id.in_(case_ids),
+            or_(CaseDraftRecord.claim.is_not(None), CaseDraftRecord.refused_text.is_not(None)),
+        )
+        .values(
+            claim=null(),
+            refused_text=when_then((CaseDraftRecord.refused_text.is_not(None), ERASED)),
+        )
     )
 
 

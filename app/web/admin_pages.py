@@ -8,6 +8,12 @@ Pages are rendered on the server and read completely without Shopify's CDN; deci
 the person's role and limits again on every request (deny by default): a button the
 page leaves out is a courtesy, never the protection.
 
+What the drafter made of the conversation is there too: its summary, the customer's claim
+as it stated it (each line named from the order), and its own words when the
+deny-by-default check refused them, marked as never sent. A drafted proposal's
+``within_claim`` check is shown as the claim and what the proposal covers, line by line.
+A case whose customer tried to instruct the assistant is flagged at the top.
+
 An approve button carries the exact digest of the proposal as the page shows it, next
 to that digest's content in words (:func:`app.approvals.in_words.describe_action`), so
 what a person approves is what they read; if anything changed meanwhile the API
@@ -48,10 +54,11 @@ from app.cases.service import CaseFile, case_audit, case_file
 from app.conversations.linking import Linking
 from app.conversations.service import conversation_of, messages_of
 from app.db import request_session
+from app.drafting.models import CaseDraftRecord
 from app.drafting.service import agent_replies, brief_for, latest_draft
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
-from app.guard import IdentityLevel
+from app.guard import CheckName, IdentityLevel
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy
 from app.validation import PAGE_DEFAULT, choice, integer
@@ -123,6 +130,35 @@ class ProposalView:
     not_approvable: list[str]
     # The agent whose credential proposed it, marked on the page; None for a person's.
     agent: AgentCredential | None
+    # A drafted proposal's claim beside what it covers, line by line (its within_claim
+    # check); empty for any other proposal.
+    coverage: list[CoveredLine]
+
+
+@dataclass(frozen=True)
+class CoveredLine:
+    line: str
+    claimed: int
+    proposed: int
+
+    @property
+    def beyond(self) -> bool:
+        return self.proposed > self.claimed
+
+
+@dataclass(frozen=True)
+class ClaimedLine:
+    line: str
+    quantity: int
+    why: str
+
+
+@dataclass(frozen=True)
+class ClaimView:
+    """The customer's claim as the drafter stated it, each line named from the order."""
+
+    order: str
+    lines: list[ClaimedLine]
 
 
 @dataclass(frozen=True)
@@ -173,6 +209,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         if conversation
         else None
     )
+    drafted = latest_draft(session, file.case)
     return render_template(
         "admin/case.html",
         shop=shop,
@@ -181,7 +218,8 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         opened=opened,
         conversation=conversation,
         messages=messages_of(session, conversation) if conversation else [],
-        drafted=latest_draft(session, file.case),
+        drafted=drafted,
+        claim=_claim_view(drafted, file.orders),
         agent_replies=agent_replies(session, file.case),
         identity_meaning=_identity_meaning(file.case.identity_level),
         proposals=proposals,
@@ -227,7 +265,55 @@ def _proposal_view(
             _not_approvable(shop, member, policy_version, proposal, approvals) if may_decide else []
         ),
         agent=agent,
+        coverage=_coverage(proposal, order),
     )
+
+
+def _coverage(proposal: Proposal, order: Order | None) -> list[CoveredLine]:
+    """The lines the customer claimed or the proposal covers, with how many of each, from
+    the facts of the proposal's ``within_claim`` check."""
+    check = next(
+        (c for c in proposal.verdict.get("checks", []) if c["name"] == CheckName.WITHIN_CLAIM),
+        None,
+    )
+    if check is None:
+        return []
+    claimed = _quantities(check["facts"]["claimed"])
+    proposed = _quantities(check["facts"]["proposed"])
+    return [
+        CoveredLine(_line_name(order, line), claimed.get(line, 0), proposed.get(line, 0))
+        for line in dict.fromkeys([*claimed, *proposed])
+    ]
+
+
+def _quantities(lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    return {str(line["line_id"]): int(line["quantity"]) for line in lines}
+
+
+def _claim_view(drafted: CaseDraftRecord | None, orders: Iterable[Order]) -> ClaimView | None:
+    if drafted is None or not drafted.claim:
+        return None
+    claim = drafted.claim
+    order = next((o for o in orders if o.name == claim["order"]), None)
+    return ClaimView(
+        order=claim["order"],
+        lines=[
+            ClaimedLine(_line_name(order, line["line_id"]), int(line["quantity"]), line["why"])
+            for line in claim["lines"]
+        ],
+    )
+
+
+def _line_name(order: Order | None, line_id: str) -> str:
+    """A line by its title on the order when the order on file has it, always with its id."""
+    _ = catalogue().gettext
+    title = next(
+        (str(line["title"]) for line in (order.lines if order else []) if line["id"] == line_id),
+        None,
+    )
+    if title is None:
+        return _("line %(line)s") % {"line": line_id}
+    return _("%(title)s (line %(line)s)") % {"title": title, "line": line_id}
 
 
 def _not_approvable(

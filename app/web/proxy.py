@@ -9,13 +9,22 @@ conversation verified by one login is never shown to another. Requests are rate-
 per shopper and per shop.
 
 What a shopper receives is cut for them: their messages, whether they are verified
-(with a hint of the email), their case's status in words and their own actions' updates.
-Never a verdict, another customer's data, other actions or shop figures.
+(with a hint of the email), the order number they already wrote (for the verify step),
+their case's status in words and their own actions' updates. Never a verdict, another
+customer's data, other actions or shop figures.
+
+Everything Caseward says there is in the shopper's language
+(:mod:`app.conversations.language`): the widget sends the storefront's locale as
+``?locale=`` with every request (a query parameter, so Shopify's signature covers it); the
+conversation keeps it, a later request in another supported language changes it, and the
+answers, the widget's own labels (``labels``), the refusals' messages and what is added
+to the conversation are said in it. The refusals keep their English ``code`` and ``field``.
 
 The endpoints (paths after ``/apps/caseward``): ``GET /chat``, ``POST /chat/messages``,
 ``POST /chat/verification``, ``POST /chat/verification/code``, ``POST /chat/choices``
 (refund or store credit, where the shop's policy offers credit), ``POST /chat/person``.
-Drafting runs after the commit, on the background queue.
+Drafting runs after the commit, on the background queue; a shopper who logs in to the
+storefront during a conversation has their newest message drafted again, with their orders.
 """
 
 from __future__ import annotations
@@ -38,8 +47,9 @@ from app.conversations.identity import (
     establish_logged_in,
     request_email_code,
 )
+from app.conversations.language import customer_locale, for_customer, supported_language
+from app.conversations.linking import link_order
 from app.conversations.models import Author, Channel, Conversation
-from app.conversations.replies import action_words
 from app.conversations.service import (
     add_reply,
     current_case,
@@ -49,10 +59,11 @@ from app.conversations.service import (
     start_storefront_conversation,
     storefront_ref,
 )
+from app.conversations.to_customer import action_words
 from app.db import request_session
 from app.drafting.jobs import owe_draft_with_orders
 from app.drafting.service import choose_offer, hand_to_person, offers
-from app.errors import InvalidInput, NotFound, Unauthenticated
+from app.errors import CasewardError, InvalidInput, NotFound, Unauthenticated
 from app.execution.models import Action, ActionStatus
 from app.guard import IdentityLevel
 from app.money import Money
@@ -62,6 +73,7 @@ from app.web.api.parsing import json_body
 from app.web.dispatch import queue_drafting, queue_execution
 from app.web.security import limiter
 from app.web.shopify_admin import shopify_auth
+from app.web.widget_words import labels
 from app.words import Sentence, said
 from integrations.mail import mailer_for
 from integrations.shopify.auth import Refusal, VerifiedProxyRequest
@@ -72,12 +84,6 @@ LIMIT_DEFAULTS = {
     "CASEWARD_PROXY_PER_SHOPPER": "60/minute",
     "CASEWARD_PROXY_PER_SHOP": "1200/minute",
 }
-# What a shopper who asks for a person is told, and when to expect an answer.
-PERSON_REPLY = (
-    "A member of the {shop} team will take it from here and reply in this chat, usually "
-    "within one business day. Everything you wrote stays with your case: nobody will ask "
-    "you again."
-)
 # How soon the widget asks again while its panel is open, in seconds.
 POLL_AFTER = 5
 TOKEN_LENGTH = 64
@@ -144,8 +150,14 @@ def chat() -> Response:
     verified, shop = _verified()
     session = request_session()
     conversation = _conversation(session, shop, verified)
+    redraft = None
     if conversation is not None:
+        if g.pop("logged_in_now", False):
+            # Logged in since their last message: it is answered again, with their orders.
+            redraft = owe_draft_with_orders(session, conversation, utcnow())
         session.commit()
+    if redraft is not None:
+        queue_drafting(current_app, redraft.id)
     return jsonify(_state(session, shop, conversation, token=_token_given()))
 
 
@@ -164,7 +176,7 @@ def send_message() -> tuple[Response, int]:
             shop_id=shop.id,
             actor=_shopper(verified),
             now=now,
-            locale=request.accept_languages.best,
+            locale=customer_locale(_requested_locale()),
         )
         _log_in(session, conversation, verified)
     received = receive_message(
@@ -199,6 +211,7 @@ def start_verification() -> Response:
         order_name=order or "",
         email=email,
         shop_name=shop.name,
+        locale=conversation.locale,
         secret=current_app.config["SECRET_KEY"].encode(),
         actor=_shopper(verified),
         now=utcnow(),
@@ -287,11 +300,18 @@ def ask_for_person() -> Response:
         hand_to_person(
             session, case=case, actor=_shopper(verified), now=now, why="the customer asked"
         )
+    # When to expect an answer, and that nothing needs saying twice.
+    reply = said(
+        "A member of the %(shop)s team will take it from here and reply in this chat, "
+        "usually within one business day. Everything you wrote stays with your case: "
+        "nobody will ask you again.",
+        shop=shop.name,
+    )
     add_reply(
         session,
         conversation=conversation,
-        body=PERSON_REPLY.format(shop=shop.name),
-        sentence=None,
+        body=for_customer(reply, conversation.locale),
+        sentence=reply,
         actor=_shopper(verified),
         now=now,
     )
@@ -299,7 +319,28 @@ def ask_for_person() -> Response:
     return jsonify(_state(session, shop, conversation, token=_token_given()))
 
 
+@bp.errorhandler(CasewardError)
+def refused(error: CasewardError) -> tuple[Response, int]:
+    """A refusal as the app's handler answers it (:mod:`app.web.errors`), its message in
+    the shopper's language: the widget shows it beside the field it names."""
+    request_session().rollback()
+    body: dict[str, object] = {
+        "code": error.code,
+        "message": for_customer(error.sentence, customer_locale(_requested_locale())),
+    }
+    if error.field is not None:
+        body["field"] = error.field
+    response = jsonify({"error": body})
+    response.headers.update(error.headers)
+    return response, error.status
+
+
 # ---------------------------------------------------------------- helpers
+
+
+def _requested_locale() -> str | None:
+    """The storefront's locale as the widget sent it, else the browser's language."""
+    return request.args.get("locale") or request.accept_languages.best
 
 
 def _shopper(verified: VerifiedProxyRequest) -> Actor:
@@ -335,7 +376,10 @@ def _conversation(
     if bound is not None and bound != verified.logged_in_customer_id:
         # Verified by another login (a shared computer): not this shopper's to see.
         return None
-    _log_in(session, conversation, verified)
+    requested = request.args.get("locale")
+    if supported_language(requested):
+        conversation.locale = customer_locale(requested)
+    g.logged_in_now = _log_in(session, conversation, verified)
     return conversation
 
 
@@ -348,29 +392,37 @@ def _required_conversation(
     return conversation
 
 
-def _log_in(session: Session, conversation: Conversation, verified: VerifiedProxyRequest) -> None:
+def _log_in(session: Session, conversation: Conversation, verified: VerifiedProxyRequest) -> bool:
+    """Whether Shopify's signed login made the shopper known just now."""
     customer_id = verified.logged_in_customer_id
-    if customer_id and conversation.identity_level != IdentityLevel.STRONG:
-        establish_logged_in(
-            session,
-            conversation=conversation,
-            shopify_customer_id=customer_id,
-            actor=_shopper(verified),
-            now=utcnow(),
-        )
+    if not customer_id or conversation.identity_level == IdentityLevel.STRONG:
+        return False
+    establish_logged_in(
+        session,
+        conversation=conversation,
+        shopify_customer_id=customer_id,
+        actor=_shopper(verified),
+        now=utcnow(),
+    )
+    return conversation.identity_level == IdentityLevel.STRONG
 
 
 def _state(
     session: Session, shop: Shop, conversation: Conversation | None, *, token: str | None
 ) -> dict[str, Any]:
-    """What the shopper sees. ``token`` is the one their browser keeps (sent back with
-    every answer); ``conversation`` None means there is none they may see, and the widget
-    forgets its token."""
+    """What the shopper sees, in their language. ``token`` is the one their browser keeps
+    (sent back with every answer); ``conversation`` None means there is none they may see,
+    and the widget forgets its token."""
+    locale = conversation.locale if conversation is not None else None
+    locale = customer_locale(locale or _requested_locale())
+    greeting = for_customer(said("Hi! How can %(shop)s help?", shop=shop.name), locale)
     if conversation is None:
         return {
             "conversation": None,
-            "greeting": f"Hi! How can {shop.name} help?",
+            "greeting": greeting,
+            "labels": labels(locale),
             "identity": {"verified": False, "how": None, "email_hint": None},
+            "verification": {"order": None},
             "messages": [],
             "case": None,
             "choices": [],
@@ -381,16 +433,23 @@ def _state(
     customer = session.get(Customer, conversation.customer_id) if conversation.customer_id else None
     # The case before the messages: a status and its update to the customer commit together,
     # so a status read first always has its message in the (later) read of the messages.
-    case = _case_state(session, conversation)
+    case = _case_state(session, conversation, locale)
+    messages = messages_of(session, conversation)
     return {
         "conversation": token,
-        "greeting": f"Hi! How can {shop.name} help?",
+        "greeting": greeting,
+        "labels": labels(locale),
         "identity": {
             "verified": verified,
             "how": conversation.identity_method if verified else None,
             "email_hint": email_hint(customer.email)
             if verified and customer and customer.email
             else None,
+        },
+        "verification": {
+            "order": None
+            if verified
+            else _order_named([m.body for m in messages if m.author == Author.CUSTOMER])
         },
         "messages": [
             {
@@ -399,18 +458,30 @@ def _state(
                 "text": message.body,
                 "at": message.created_at.isoformat(),
             }
-            for message in messages_of(session, conversation)
+            for message in messages
         ],
         "case": case,
         "choices": [
-            {"id": offer.id, "label": offer.label} for offer in offers(session, conversation)
+            {
+                "id": offer.id,
+                "label": for_customer(offer.label, locale),
+            }
+            for offer in offers(session, conversation)
         ],
         "can_ask_for_person": not conversation.wants_person,
         "poll_after": POLL_AFTER,
     }
 
 
-def _case_state(session: Session, conversation: Conversation) -> dict[str, Any] | None:
+def _order_named(texts: list[str]) -> str | None:
+    """The order number the shopper wrote last (``#1001``), so the verify step asks for it
+    no second time. Read as order linking reads names: with no orders of theirs known
+    before verification, every name they wrote is one that matched none."""
+    named = [quoted for quoted in link_order(texts, ()).unmatched if quoted.startswith("#")]
+    return named[-1] if named else None
+
+
+def _case_state(session: Session, conversation: Conversation, locale: str) -> dict[str, Any] | None:
     if conversation.case_id is None:
         return None
     case = session.get(Case, conversation.case_id)
@@ -428,15 +499,16 @@ def _case_state(session: Session, conversation: Conversation) -> dict[str, Any] 
         is not None
     )
     status = _customer_status(case, actions, in_review)
+    status_words = _status_words(status, actions[-1].kind if actions else None)
     return {
         "reference": f"C-{str(case.id)[:8].upper()}",
         "status": status,
-        "status_text": str(_status_words(status, actions[-1].kind if actions else None)),
+        "status_text": for_customer(status_words, locale),
         "updates": [
             {
                 "kind": "store_credit" if action.kind == "customer_credit" else action.kind,
                 "status": _update_status(action.status),
-                "text": _update_text(action),
+                "text": for_customer(_update_words(action), locale),
                 "at": action.updated_at.isoformat(),
             }
             for action in actions
@@ -492,14 +564,14 @@ def _update_status(status: str) -> str:
     return "in_review"
 
 
-def _update_text(action: Action) -> str:
+def _update_words(action: Action) -> Sentence:
     amount = Money(action.amount, action.currency) if action.amount and action.currency else None
     what = action_words(action.kind, amount)
     status = _update_status(action.status)
     if status == "pending":
-        return str(said("Your %(what)s was submitted to the payment provider.", what=what))
+        return said("Your %(what)s was submitted to the payment provider.", what=what)
     if status == "succeeded":
-        return str(said("Your %(what)s is done: the payment provider confirmed it.", what=what))
+        return said("Your %(what)s is done: the payment provider confirmed it.", what=what)
     if status == "failed":
-        return str(said("Your %(what)s could not be completed.", what=what))
-    return str(said("Your %(what)s was approved and is being sent.", what=what))
+        return said("Your %(what)s could not be completed.", what=what)
+    return said("Your %(what)s was approved and is being sent.", what=what)

@@ -20,9 +20,11 @@ prints, side by side:
 * then the Shopify figures of ``bench_shopify.py``: the embedded admin's case page and
   queue in a shop of 1,000 cases, and a Shopify refund's whole path beside a direct
   ``refundCreate`` call;
-* then the drafting figures of ``bench_drafting.py``: tokens billed per drafted case with
-  and without prompt caching. ``--only stripe``, ``--only webhooks``, ``--only shopify`` or
-  ``--only drafting`` runs one part;
+* then the drafting figures of ``bench_drafting.py``: a storefront chat message to its
+  drafted reply kept (p50, p95) and drafts a second per worker, with the offline rules and
+  with Claude against the Anthropic sandbox answering in 1.5 s; tokens billed per drafted
+  case with and without prompt caching. ``--only stripe``, ``--only webhooks``,
+  ``--only shopify`` or ``--only drafting`` runs one part;
 * ``--only history`` (not part of the whole run: at Shopify's query-cost pace it is the
   longest) runs ``bench_history.py``: the read-only audit's scan of 1,000 and
   ``--records`` past money actions at Stripe's and Shopify's rate limits, how much of each
@@ -279,9 +281,9 @@ def web_process(env: dict[str, str]) -> Iterator[str]:
         process.wait(timeout=20)
 
 
-def worker_process(env: dict[str, str], queue_name: str) -> subprocess.Popen[bytes]:
-    """One ``rq worker --with-scheduler`` on ``queue_name`` with Caseward's worker class, as
-    ``python -m app.execution.worker`` runs it."""
+def worker_process(env: dict[str, str], *queue_names: str) -> subprocess.Popen[bytes]:
+    """One ``rq worker --with-scheduler`` on ``queue_names`` (in priority order) with
+    Caseward's worker class, as ``python -m app.execution.worker`` runs it."""
     return subprocess.Popen(
         [
             str(Path(sys.executable).parent / "rq"),
@@ -294,7 +296,7 @@ def worker_process(env: dict[str, str], queue_name: str) -> subprocess.Popen[byt
             env["REDIS_URL"],
             "--path",
             str(REPO),
-            queue_name,
+            *queue_names,
         ],
         cwd=REPO,
         env=env,
@@ -305,13 +307,13 @@ def worker_process(env: dict[str, str], queue_name: str) -> subprocess.Popen[byt
 
 @contextmanager
 def workers(
-    count: int, env: dict[str, str], queue_name: str
+    count: int, env: dict[str, str], *queue_names: str
 ) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """``count`` worker processes on ``queue_name``, yielded once every one of them has
+    """``count`` worker processes on ``queue_names``, yielded once every one of them has
     loaded the app and listens (RQ lists a worker only then), so nothing timed waits for
     a worker still starting."""
-    processes = [worker_process(env, queue_name) for _ in range(count)]
-    queue = Queue(queue_name, connection=connect_redis(Settings.from_env(env)))
+    processes = [worker_process(env, *queue_names) for _ in range(count)]
+    queue = Queue(queue_names[0], connection=connect_redis(Settings.from_env(env)))
     deadline = time.monotonic() + 60
     try:
         while Worker.count(queue=queue) < count:
@@ -1019,6 +1021,12 @@ def main() -> None:
     )
     parser.add_argument("--drafts", type=int, default=50, help="cases drafted per caching mode")
     parser.add_argument(
+        "--chats", type=int, default=40, help="chat messages timed to their reply, per drafter"
+    )
+    parser.add_argument(
+        "--chat-burst", type=int, default=25, help="chat messages drafted per worker, per rate"
+    )
+    parser.add_argument(
         "--records", type=int, default=10_000, help="records in the scanned history"
     )
     parser.add_argument("--webhook-rate", type=int, default=200, help="webhooks a second")
@@ -1060,7 +1068,7 @@ def main() -> None:
 
             if args.only is None:
                 print()
-            drafting_figures(drafts=args.drafts)
+            drafting_figures(settings, chats=args.chats, burst=args.chat_burst, drafts=args.drafts)
         if args.only == "history":
             from bench_history import history_figures  # noqa: PLC0415
 

@@ -82,6 +82,7 @@ def _request(
         order_name="1001",
         email=email,
         shop_name="Linen & Loom",
+        locale=conversation.locale,
         secret=SECRET,
         actor=SHOPPER,
         now=now or utcnow(),

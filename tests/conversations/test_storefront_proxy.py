@@ -98,7 +98,9 @@ def test_a_new_shopper_gets_a_token_that_is_never_stored(
     assert set(state) == {
         "conversation",
         "greeting",
+        "labels",
         "identity",
+        "verification",
         "messages",
         "case",
         "choices",

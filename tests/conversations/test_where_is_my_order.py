@@ -1,10 +1,13 @@
 """Where is my order: the carrier, tracking and expected date Shopify reported reach a
-verified customer through our copy of their orders, and nobody else."""
+verified customer through our copy of their orders, in Caseward's own sentence, and
+nobody else."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -16,11 +19,12 @@ from app.clock import utcnow
 from app.conversations.models import Channel, Conversation
 from app.conversations.service import receive_message, start_conversation
 from app.drafting.brief import ShipmentBrief
-from app.drafting.offline import OfflineDrafter
-from app.drafting.result import NextStep
-from app.drafting.service import brief_for
+from app.drafting.drafters import RulesDrafter
+from app.drafting.result import Fact, NextStep
+from app.drafting.service import Drafted, brief_for, draft_now
+from app.settings import Settings
 from app.shops.models import Shop
-from integrations.provider import OrderFacts, OrderLine, Shipment
+from integrations.provider import OrderFacts, OrderLine, ProviderAdapter, Shipment
 
 SHOPPER = Actor(ActorKind.CUSTOMER, "storefront-visitor", Surface.STOREFRONT)
 MAYA_GID = "gid://shopify/Customer/10000000002"
@@ -99,6 +103,24 @@ def ask(session: Session, facts: OrderFacts, *, verified: bool) -> Asked:
     return Asked(shop, conversation, received[1])
 
 
+def no_provider(session: Session, shop_id: uuid.UUID, provider: str, **_: Any) -> ProviderAdapter:
+    raise AssertionError(f"answering where an order is asked {provider} for facts")
+
+
+def answered(session: Session, asked: Asked, settings: Settings) -> Drafted:
+    """The offline rules draft Maya's question and the draft is applied: what she reads."""
+    return draft_now(
+        session,
+        shop=asked.shop,
+        case=asked.case,
+        conversation=asked.conversation,
+        drafter=RulesDrafter(),
+        adapters=no_provider,
+        settings=settings,
+        now=utcnow(),
+    )
+
+
 def shipment_told(session: Session, asked: Asked) -> ShipmentBrief | None:
     brief, _ = brief_for(session, shop=asked.shop, case=asked.case, conversation=asked.conversation)
     (order,) = brief.orders
@@ -107,24 +129,24 @@ def shipment_told(session: Session, asked: Asked) -> ShipmentBrief | None:
 
 
 def test_a_verified_customer_is_told_the_carrier_tracking_and_expected_date(
-    session: Session,
+    session: Session, settings: Settings
 ) -> None:
     asked = ask(session, order_facts(IN_TRANSIT_WITH_UPS), verified=True)
-    brief, _ = brief_for(session, shop=asked.shop, case=asked.case, conversation=asked.conversation)
 
-    (order,) = brief.orders
-    assert order.shipment == ShipmentBrief(
+    result = answered(session, asked, settings)
+
+    assert shipment_told(session, asked) == ShipmentBrief(
         status="in_transit",
         carrier="UPS",
         tracking_number=TRACKING,
         tracking_url=TRACKING_URL,
         estimated_delivery="2026-11-26",
     )
-    draft = OfflineDrafter().draft(brief)
-    assert draft.step == NextStep.ANSWER
-    assert draft.reply == (
-        f"Order #1001 is on its way with UPS. Tracking number: {TRACKING} ({TRACKING_URL})."
-        " Expected by 2026-11-26."
+    assert result.record.next_step == NextStep.ANSWER
+    assert result.reply is not None
+    assert result.reply.body == (
+        f"Happy to help. Order #1001 is on its way with UPS. Tracking number: {TRACKING} "
+        f"({TRACKING_URL}). Expected by 2026-11-26."
     )
 
 
@@ -154,13 +176,28 @@ def test_an_order_copied_without_shipments_is_in_transit_once_fulfilled(
     assert shipment_told(session, asked) == ShipmentBrief("in_transit")
 
 
-def test_an_unverified_customer_is_told_nothing_of_the_shipment(session: Session) -> None:
+def test_an_unverified_customer_is_asked_to_verify_and_told_nothing_of_the_shipment(
+    session: Session, settings: Settings
+) -> None:
     asked = ask(session, order_facts(IN_TRANSIT_WITH_UPS), verified=False)
     brief, _ = brief_for(session, shop=asked.shop, case=asked.case, conversation=asked.conversation)
 
-    draft = OfflineDrafter().draft(brief)
+    result = answered(session, asked, settings)
 
     assert brief.orders == ()
-    assert draft.step == NextStep.ASK_TO_VERIFY
-    for detail in ("UPS", TRACKING, TRACKING_URL, "2026-11-26", "on its way"):
-        assert detail not in draft.reply
+    assert result.record.next_step == NextStep.ASK_TO_VERIFY
+    assert result.reply is not None and "verify" in result.reply.body
+    for detail in ("UPS", TRACKING, TRACKING_URL, "2026-11-26", "on its way", "Linen apron"):
+        assert detail not in result.reply.body
+
+
+def test_the_drafter_asks_for_the_shipment_and_caseward_words_it(session: Session) -> None:
+    """The rules state no shipment themselves: Caseward tells it from our copy."""
+    asked = ask(session, order_facts(IN_TRANSIT_WITH_UPS), verified=True)
+    brief, _ = brief_for(session, shop=asked.shop, case=asked.case, conversation=asked.conversation)
+
+    draft = RulesDrafter().run(brief).draft
+
+    assert (draft.step, draft.tell) == (NextStep.ANSWER, (Fact.SHIPMENT,))
+    for detail in ("UPS", TRACKING, "2026-11-26"):
+        assert detail not in draft.free_text

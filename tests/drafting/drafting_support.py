@@ -5,8 +5,10 @@ Orders are unsaved ``Order`` rows (what :func:`app.drafting.proposals.draft_for`
 :class:`~app.drafting.brief.CaseBrief` a drafter sees, the way
 :func:`app.drafting.service.brief_for` does: orders only for a verified customer, the
 order picked by :func:`~app.conversations.linking.link_order`, and what the customer
-quoted that matches nothing. :func:`stored_case` saves the same case for the few tests
-that need the database.
+quoted that matches nothing. :func:`stored_case` saves the same case for the tests that
+need the database, :func:`paid_case` in a shop that can refund what Maya paid at the
+Stripe sandbox, and :func:`drafted` drafts a saved case as the drafting job does, down to
+the reply Maya reads.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -34,9 +37,16 @@ from app.drafting.brief import (
     OrderBrief,
     ShipmentBrief,
 )
-from app.drafting.drafters import ClaudeDrafter
+from app.drafting.drafters import ClaudeDrafter, Drafter
+from app.drafting.service import Drafted, draft_now
+from app.execution.providers import AdapterFactory
+from app.settings import Settings
 from app.shops.models import Shop
 from integrations.anthropic.sandbox import DEMO_API_KEY
+from integrations.provider import ProviderAdapter
+from integrations.stripe import seeding
+from integrations.stripe.adapter import StripeAdapter
+from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
 
 START = 1_700_000_000.0
 MODEL = "claude-sonnet-4-5"
@@ -170,6 +180,88 @@ def stored_case(
     )
     assert received is not None
     return StoredCase(shop, customer, order, conversation, received[1])
+
+
+@dataclass(frozen=True)
+class PaidCase(StoredCase):
+    # The shop's adapters: Stripe, at the sandbox account where Maya paid.
+    adapters: AdapterFactory
+
+
+def paid_case(
+    session: Session,
+    words: str,
+    *,
+    stripe: StripeSandbox,
+    orders: Sequence[Order] = (),
+    verified: bool = True,
+) -> PaidCase:
+    """:func:`stored_case` in a shop that can refund: writes on, and Maya paid for each of
+    ``orders`` (#1001 unless given; the first the newest) in the shop's own account at the
+    Stripe sandbox. With several orders the conversation is about none until her words
+    pick one."""
+    assert stripe.url is not None
+    keys = stripe.create_account(restricted_keys=[{"permissions": DEMO_PERMISSIONS}])
+    client = seeding.client(keys.secret_key, stripe.url)
+    orders = list(orders) or [aprons_order()]
+    now = utcnow()
+    customer_id: str | None = None
+    for age, order in enumerate(orders):
+        paid = seeding.paid_checkout(
+            client,
+            email="maya@example.com",
+            name="Maya Lin",
+            amount=order.total,
+            currency=order.currency,
+            customer_id=customer_id,
+        )
+        customer_id, order.payment_id = paid.customer_id, paid.payment_intent_id
+        order.created_at = now - timedelta(days=age)
+    stored = stored_case(session, words, verified=verified, order=orders[0])
+    for order in orders[1:]:
+        order.shop_id, order.customer_id = stored.shop.id, stored.customer.id
+        session.add(order)
+    if len(orders) > 1:
+        stored.conversation.order_id = None
+    stored.shop.writes_enabled = True
+    stored.customer.stripe_customer_id = customer_id
+    adapter = StripeAdapter(keys.restricted_keys[0].key, livemode=False, api_base=stripe.url)
+
+    def adapters(session: Session, shop_id: uuid.UUID, provider: str, **_: Any) -> ProviderAdapter:
+        assert (shop_id, provider) == (stored.shop.id, "stripe")
+        return adapter
+
+    return PaidCase(
+        stored.shop, stored.customer, stored.order, stored.conversation, stored.case, adapters
+    )
+
+
+def no_provider(session: Session, shop_id: uuid.UUID, provider: str, **_: Any) -> ProviderAdapter:
+    """The adapters of a draft that proposes nothing: no provider is asked anything."""
+    raise AssertionError(f"a draft that proposes nothing asked {provider} for facts")
+
+
+def drafted(
+    session: Session,
+    stored: StoredCase,
+    drafter: Drafter,
+    settings: Settings,
+    *,
+    adapters: AdapterFactory = no_provider,
+) -> Drafted:
+    """``drafter`` drafts the case of ``stored`` as the drafting job does: the brief read
+    from the database, then the draft applied (the run recorded, any proposal made, the
+    reply kept for Maya)."""
+    return draft_now(
+        session,
+        shop=stored.shop,
+        case=stored.case,
+        conversation=stored.conversation,
+        drafter=drafter,
+        adapters=adapters,
+        settings=settings,
+        now=utcnow(),
+    )
 
 
 def claude_drafter(

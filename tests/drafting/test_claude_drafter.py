@@ -1,10 +1,12 @@
 """The Claude drafter on the real SDK against the Messages API sandbox: what the model is
-sent (the forced tool, cached instructions and policy, the customer's words redacted
-inside their element), and what every kind of answer, or no answer, becomes."""
+sent (the forced tool, cached instructions with the deployment's canary and policy, the
+customer's words redacted inside their element), and what every kind of answer, or no
+answer, becomes, down to what the customer reads when the model is not heard."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,20 +17,33 @@ from drafting_support import (
     basket_order,
     brief_from,
     claude_drafter,
+    drafted,
     shows_number,
+    stored_case,
 )
+from sqlalchemy.orm import Session
 
 from app.drafting.brief import CaseBrief
 from app.drafting.drafters import ClaudeDrafter
 from app.drafting.prompt import (
-    INSTRUCTIONS,
     TOOL_DESCRIPTION,
     TOOL_NAME,
+    canary_for,
     case_message,
+    instructions,
     policy_text,
 )
 from app.drafting.redaction import CARD_LABEL, EMAIL_LABEL
-from app.drafting.result import DRAFT_SCHEMA, CaseDraft, LinePick, NextStep, StepProposal
+from app.drafting.result import (
+    DRAFT_SCHEMA,
+    CaseDraft,
+    Claim,
+    ClaimedLine,
+    LinePick,
+    NextStep,
+    StepProposal,
+)
+from app.settings import Settings
 from integrations.anthropic.sandbox import AnthropicSandbox, answers
 from integrations.provider import ActionKind
 
@@ -36,7 +51,8 @@ TORN = "One of the two aprons arrived torn."
 APRON_DRAFT: dict[str, Any] = {
     "summary": "One of two linen aprons from #1001 arrived torn.",
     "next_step": "propose",
-    "reply": "I'm sorry about the apron. I've prepared a refund for our team to review.",
+    "free_text": "I'm sorry about the apron.",
+    "claim": {"order": "#1001", "lines": [{"line_id": "L1", "quantity": 1, "why": "torn"}]},
     "proposal": {
         "kind": "refund",
         "order": "#1001",
@@ -44,6 +60,7 @@ APRON_DRAFT: dict[str, Any] = {
         "reason": "One apron arrived torn.",
     },
     "needs_person_reason": None,
+    "tell": [],
 }
 CACHED = {"type": "ephemeral"}
 
@@ -54,11 +71,12 @@ def torn_apron_brief(*texts: str) -> CaseBrief:
 
 
 def assert_needs_person(run_draft: CaseDraft) -> None:
-    """The answer was not used: a person takes the case, and nothing is proposed."""
+    """The answer was not used: a person takes the case, nothing is proposed or claimed,
+    and the drafter has no words of its own for the customer."""
     assert run_draft.step == NextStep.NEEDS_PERSON
-    assert run_draft.proposal is None
+    assert (run_draft.proposal, run_draft.claim, run_draft.tell) == (None, None, ())
     assert run_draft.needs_person_reason
-    assert f"A member of the {SHOP_NAME} team will reply" in run_draft.reply
+    assert run_draft.free_text == ""
 
 
 def test_the_forced_tool_input_becomes_the_draft(
@@ -71,7 +89,8 @@ def test_the_forced_tool_input_becomes_the_draft(
     assert run.draft == CaseDraft(
         summary="One of two linen aprons from #1001 arrived torn.",
         step=NextStep.PROPOSE,
-        reply="I'm sorry about the apron. I've prepared a refund for our team to review.",
+        free_text="I'm sorry about the apron.",
+        claim=Claim("#1001", (ClaimedLine("L1", 1, "torn"),)),
         proposal=StepProposal(
             kind=ActionKind.REFUND,
             order="#1001",
@@ -83,12 +102,13 @@ def test_the_forced_tool_input_becomes_the_draft(
 
 
 def test_the_model_is_made_to_call_the_draft_tool_under_cached_instructions_and_policy(
-    claude_api: AnthropicSandbox, drafter: ClaudeDrafter
+    claude_api: AnthropicSandbox, drafter: ClaudeDrafter, settings: Settings
 ) -> None:
     claude_api.queue(answers.tool_use(APRON_DRAFT))
     brief = torn_apron_brief()
+    canary = canary_for(settings.secret_key)
 
-    drafter.run(brief)
+    replace(drafter, canary=canary).run(brief)
 
     [sent] = claude_api.request_bodies()
     assert sent["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
@@ -96,9 +116,12 @@ def test_the_model_is_made_to_call_the_draft_tool_under_cached_instructions_and_
         {"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "input_schema": DRAFT_SCHEMA}
     ]
     assert sent["system"] == [
-        {"type": "text", "text": INSTRUCTIONS, "cache_control": CACHED},
+        {"type": "text", "text": instructions(canary), "cache_control": CACHED},
         {"type": "text", "text": policy_text(brief), "cache_control": CACHED},
     ]
+    # The canary a reply must never hold is planted where only the instructions have it.
+    assert canary in sent["system"][0]["text"]
+    assert canary not in json.dumps([sent["system"][1], sent["messages"], sent["tools"]])
     assert "Refunds within 30 days of delivery (or fulfilment)." in sent["system"][1]["text"]
     # The case is the one user turn, after everything cached: caching spans cases.
     assert sent["messages"] == [{"role": "user", "content": case_message(brief)}]
@@ -140,25 +163,35 @@ def test_a_refusal_goes_to_a_person(claude_api: AnthropicSandbox, drafter: Claud
     assert run.usage is not None and run.usage.input_tokens > 0
 
 
-def test_words_instead_of_the_tool_go_to_a_person(
-    claude_api: AnthropicSandbox, drafter: ClaudeDrafter
+def test_words_instead_of_the_tool_go_to_a_person_and_never_to_the_customer(
+    claude_api: AnthropicSandbox, drafter: ClaudeDrafter, session: Session, settings: Settings
 ) -> None:
     claude_api.queue(answers.text("Sure! Your refund of $48.00 is approved."))
+    stored = stored_case(session, TORN)
 
-    run = drafter.run(torn_apron_brief())
+    result = drafted(session, stored, drafter, settings)
 
-    assert_needs_person(run.draft)
-    assert run.failure == "the model answered without the draft"
-    assert "$48.00" not in run.draft.reply
+    assert result.record.next_step == NextStep.NEEDS_PERSON
+    assert result.record.failure == "the model answered without the draft"
+    assert result.proposal is None
+    assert result.reply is not None
+    assert result.reply.body == (
+        f"Thanks for your message. A member of the {SHOP_NAME} team will reply here, usually "
+        "within one business day."
+    )
+
+
+WITHOUT_FREE_TEXT = {key: value for key, value in APRON_DRAFT.items() if key != "free_text"}
 
 
 @pytest.mark.parametrize(
-    "malformed",
+    ("malformed", "fits_schema"),
     [
-        pytest.param({**APRON_DRAFT, "amount": 50000}, id="an amount"),
-        pytest.param({**APRON_DRAFT, "next_step": "approve"}, id="next step approve"),
+        pytest.param({**APRON_DRAFT, "amount": 50000}, False, id="an amount"),
+        pytest.param({**APRON_DRAFT, "next_step": "approve"}, False, id="next step approve"),
         pytest.param(
             {**APRON_DRAFT, "proposal": {**APRON_DRAFT["proposal"], "approved": True}},
+            False,
             id="an approved proposal",
         ),
         pytest.param(
@@ -169,19 +202,32 @@ def test_words_instead_of_the_tool_go_to_a_person(
                     "lines": [{"line_id": "L1", "quantity": 0}],
                 },
             },
+            False,
             id="no items",
         ),
-        pytest.param({**APRON_DRAFT, "next_step": "answer"}, id="a proposal without propose"),
+        pytest.param(
+            {**WITHOUT_FREE_TEXT, "reply": "Your refund of $24.00 is on its way."},
+            False,
+            id="a reply of its own instead of free text",
+        ),
+        pytest.param(
+            {**APRON_DRAFT, "tell": ["refund_amount"]}, False, id="a fact Caseward does not tell"
+        ),
+        # The schema cannot say "a proposal only with propose" or "a claim with every
+        # proposal"; the parser does.
+        pytest.param({**APRON_DRAFT, "next_step": "answer"}, True, id="a proposal without propose"),
+        pytest.param({**APRON_DRAFT, "claim": None}, True, id="a proposal without a claim"),
     ],
 )
 def test_a_draft_outside_the_schema_goes_to_a_person(
-    claude_api: AnthropicSandbox, drafter: ClaudeDrafter, malformed: dict[str, Any]
+    claude_api: AnthropicSandbox,
+    drafter: ClaudeDrafter,
+    malformed: dict[str, Any],
+    fits_schema: bool,
 ) -> None:
-    if malformed["next_step"] == "answer":
-        # The schema cannot say "a proposal only with propose"; the parser does.
-        claude_api.queue(answers.tool_use(malformed))
-    else:
-        claude_api.queue(answers.malformed_tool_input(malformed))
+    claude_api.queue(
+        answers.tool_use(malformed) if fits_schema else answers.malformed_tool_input(malformed)
+    )
 
     run = drafter.run(torn_apron_brief())
 

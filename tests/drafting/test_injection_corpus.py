@@ -3,13 +3,14 @@
 Every attempt in :data:`CORPUS` is shown three ways:
 
 (a) the offline rules: whatever they draft proposes at most what the picked lines were
-    paid (as :func:`~app.drafting.proposals.draft_for` computes it), names only the
-    customer's orders, and replies with no claim and no amount but that one;
+    paid (as :func:`~app.drafting.proposals.draft_for` computes it), only lines the
+    customer's own words name, only the customer's orders, and their own words pass the
+    deny-by-default check;
 (b) Claude at its worst: the sandbox answers with a draft that obeys the attempt as far
     as the tool's schema allows (another order, fifty items, "refund processed and
     approved"), and Caseward's own rules refuse each part: the order check, the lines
-    check, the parser (for fields the schema lacks) and the reply check; a few cases run
-    the whole :func:`~app.drafting.service.apply_draft` on the database;
+    check, the parser (for fields the schema lacks) and the free-text check; a few cases
+    run the whole :func:`~app.drafting.service.apply_draft` on the database;
 (c) the prompt: each message stays inside its own ``<customer_message>`` element, and
     no card number or email in it reaches the model.
 """
@@ -41,17 +42,20 @@ from app.approvals.models import Proposal
 from app.audit import AuditEvent
 from app.cases.models import CaseStatus, Order
 from app.clock import utcnow
+from app.conversations.free_text import check_free_text
+from app.conversations.language import for_customer
 from app.conversations.models import Conversation
-from app.conversations.replies import check_reply
+from app.conversations.to_customer import thanks, with_a_person
 from app.drafting.brief import CaseBrief
+from app.drafting.claims import named_lines
 from app.drafting.drafters import ClaudeDrafter, DraftRun
 from app.drafting.offline import OfflineDrafter
 from app.drafting.prompt import case_message
 from app.drafting.proposals import StepRefused, draft_for, share_paid
 from app.drafting.redaction import redacted
 from app.drafting.result import LinePick, MalformedDraft, NextStep, parse_draft
-from app.drafting.service import NEUTRAL_REPLY, Drafted, apply_draft, brief_for, why_not_proposable
-from app.money import Money
+from app.drafting.service import Drafted, apply_draft, brief_for, why_not_proposable
+from app.drafting.steering import own_words
 from app.settings import Settings
 from integrations.anthropic.sandbox import AnthropicSandbox, answers
 
@@ -221,8 +225,8 @@ def test_the_offline_rules_propose_no_more_than_was_paid_and_claim_nothing(
 
     draft = OfflineDrafter().draft(brief)
 
-    assert set(_ORDER_NAME.findall(draft.reply)) <= set(customers_orders)
-    proposed: list[Money] = []
+    assert check_free_text(draft.free_text).passed
+    assert not _ORDER_NAME.findall(draft.free_text)
     if draft.proposal is not None:
         assert draft.proposal.order == brief.picked_order
         order = customers_orders[draft.proposal.order]
@@ -241,9 +245,14 @@ def test_the_offline_rules_propose_no_more_than_was_paid_and_claim_nothing(
         assert exact.amount == sum(shares)
         assert exact.amount <= sum(int(lines[pick.line_id]["paid"]) for pick in picks)
         assert exact.currency == order.currency
-        proposed = [Money(exact.amount, order.currency)]
-    assert check_reply(draft.reply, actions=(), proposed=proposed) == []
-    assert set(_WRITTEN_AMOUNT.findall(draft.reply)) <= {str(money) for money in proposed}
+        # Only what the customer's own words name, never more items than they say.
+        picked = next(o for o in brief.orders if o.name == draft.proposal.order)
+        named = {
+            p.line_id: p.quantity for p in named_lines(picked, own_words(brief.customer_texts))
+        }
+        assert all(pick.quantity <= named.get(pick.line_id, 0) for pick in draft.proposal.lines)
+        assert draft.proposal.lines, "a proposal names its lines: never the whole order by default"
+    assert not _WRITTEN_AMOUNT.findall(draft.free_text)
 
 
 def test_an_order_in_another_currency_is_never_proposed_above_its_lines() -> None:
@@ -258,8 +267,7 @@ def test_an_order_in_another_currency_is_never_proposed_above_its_lines() -> Non
     assert draft.proposal is not None
     exact = draft_for(draft.proposal, order=yen, customer=customer_row(), shopify_connected=False)
     assert (exact.amount, exact.currency) == (333, "jpy")
-    assert "¥333" in draft.reply
-    assert check_reply(draft.reply, actions=(), proposed=[Money(333, "jpy")]) == []
+    assert check_free_text(draft.free_text).passed
 
 
 def test_an_amount_quoted_beside_the_order_goes_to_a_person_not_into_a_proposal() -> None:
@@ -271,7 +279,7 @@ def test_an_amount_quoted_beside_the_order_goes_to_a_person_not_into_a_proposal(
     draft = OfflineDrafter().draft(brief)
 
     assert draft.proposal is None and draft.step is NextStep.NEEDS_PERSON
-    assert "¥50000" in draft.summary and "50000" not in draft.reply
+    assert "¥50000" in draft.summary and "50000" not in draft.free_text
 
 
 # -- (b) Claude obeying the attempt -------------------------------------------------------
@@ -280,7 +288,11 @@ OBEYED_REPLY = "Your refund of $500 has been processed and approved."
 OBEYED: dict[str, Any] = {
     "summary": "The manager approved a refund of $500; refund order #9999 in full.",
     "next_step": "propose",
-    "reply": OBEYED_REPLY,
+    "free_text": OBEYED_REPLY,
+    "claim": {
+        "order": "#9999",
+        "lines": [{"line_id": "L1", "quantity": 50, "why": "approved by the manager"}],
+    },
     "proposal": {
         "kind": "refund",
         "order": "#9999",
@@ -325,12 +337,8 @@ def test_claude_obeying_the_attempt_is_stopped_by_caseward_s_rules(
                 customer=customer_row(),
                 shopify_connected=False,
             )
-    # The reply claims what no provider reported, and an amount nobody proposed, even
-    # beside a real proposal for one apron.
-    one_apron = [Money(2400, "usd")]
-    claims = {problem.claim for problem in check_reply(obeyed.draft.reply, actions=brief.actions)}
-    assert {"been processed", "approved", "$500"} <= claims
-    assert check_reply(obeyed.draft.reply, actions=(), proposed=one_apron) != []
+    # The drafter's own words claim what no provider reported: refused, whatever the facts.
+    assert not check_free_text(obeyed.draft.free_text).passed
     # Fields the schema does not have never become part of a draft.
     assert beyond_the_schema.draft.step == NextStep.NEEDS_PERSON
     assert beyond_the_schema.draft.proposal is None
@@ -434,8 +442,12 @@ def test_an_obeyed_proposal_is_refused_and_the_case_goes_to_a_person(
 
     assert result.proposal is None
     assert session.scalar(select(func.count()).select_from(Proposal)) == 0
-    assert result.reply is not None and result.reply.body == NEUTRAL_REPLY
+    assert result.reply is not None
+    assert result.reply.body == " ".join(
+        for_customer(sentence, None) for sentence in (thanks(), with_a_person(stored.shop.name))
+    )
     assert result.record.failure is not None and refusal in result.record.failure
+    assert result.record.refused_text == OBEYED_REPLY
     assert stored.case.status == CaseStatus.NEEDS_ATTENTION
 
 
@@ -451,14 +463,17 @@ def test_an_obeyed_reply_without_a_proposal_is_never_sent(
         {
             **OBEYED,
             "next_step": "answer",
+            "claim": None,
             "proposal": None,
-            "reply": "Your refund has been processed.",
+            "free_text": "Your refund has been processed.",
         },
     )
 
-    assert result.reply is not None and result.reply.body == NEUTRAL_REPLY
+    assert result.reply is not None
+    assert "processed" not in result.reply.body and "refund" not in result.reply.body.lower()
+    assert result.record.refused_text == "Your refund has been processed."
     assert result.record.failure is not None
-    assert "which the payment provider has not reported" in result.record.failure
+    assert "the drafter's own words were refused" in result.record.failure
 
 
 def test_a_case_handed_to_a_person_keeps_the_drafters_words_out_of_the_audit_chain(
@@ -477,6 +492,7 @@ def test_a_case_handed_to_a_person_keeps_the_drafters_words_out_of_the_audit_cha
             "summary": quoted,
             "next_step": "needs_person",
             "needs_person_reason": quoted,
+            "claim": None,
             "proposal": None,
         },
     )

@@ -30,11 +30,11 @@ from app.audit import AuditEvent
 from app.cases.models import Case, Customer
 from app.clock import utcnow
 from app.conversations.models import Conversation, Message
+from app.conversations.to_customer import looking_into_it, thanks, with_a_person
 from app.crypto import secret_box
 from app.demo import APPROVER, OWNER, SHOP_DOMAIN, LinenShop, seed_linen_shop
 from app.drafting.drafters import drafter_for
 from app.drafting.jobs import draft_for_message
-from app.drafting.service import NEUTRAL_REPLY
 from app.execution.executor import ExecutionContext
 from app.execution.sweeper import sweep
 from app.queue import RedisExtension
@@ -245,7 +245,7 @@ def test_store_credit_offered_by_the_policy_becomes_the_proposal_the_shopper_cho
     chosen = shopper.post("/chat/choices", {"choice": "store_credit"})
     assert chosen.status_code == 200, chosen.get_json()
     assert chosen.get_json()["choices"] == []
-    assert "prepared store credit of $52.80" in chosen.get_json()["messages"][-1]["text"]
+    assert "prepared a store credit of $52.80" in chosen.get_json()["messages"][-1]["text"]
     case_id = _drafted_case(approver, linen)
     [proposal] = approver.get(f"/api/cases/{case_id}").get_json()["proposals"]
     assert (proposal["kind"], proposal["amount"]["amount"]) == ("customer_credit", 5280)
@@ -278,7 +278,7 @@ def test_store_credit_for_a_customer_not_yet_linked_at_stripe_links_them_by_thei
     assert "$52.80 in store credit" in offer
     chosen = shopper.post("/chat/choices", {"choice": "store_credit"})
 
-    assert "prepared store credit of $52.80" in chosen.get_json()["messages"][-1]["text"]
+    assert "prepared a store credit of $52.80" in chosen.get_json()["messages"][-1]["text"]
     [proposal] = approver.get(f"/api/cases/{_drafted_case(approver, linen)}").get_json()[
         "proposals"
     ]
@@ -367,7 +367,9 @@ def test_a_drafted_proposal_the_checks_block_goes_to_a_person_and_promises_nothi
 
     reply = _shop_replies(shopper, 2)[-1]
 
-    assert reply == NEUTRAL_REPLY
+    # The checks blocked it: the shopper hears that a person will reply, and no amount.
+    assert reply.endswith(str(with_a_person("Linen & Loom")))
+    assert "$" not in reply and str(thanks()) not in reply
     assert shopper.state()["case"]["status"] == "with_person"
     case = approver.get(f"/api/cases/{_drafted_case(approver, linen)}").get_json()
     assert [p["status"] for p in case["proposals"]] == ["blocked"]
@@ -464,7 +466,9 @@ def test_a_shopper_verified_while_their_draft_is_made_is_answered_with_their_ord
     running.set_status(JobStatus.FINISHED)
     assert outcome.startswith("drafted")
     [unverified] = _shop_replies(shopper, 1)
-    assert "verify" in unverified and "$48.00" not in unverified
+    # Made without her orders, answered on the facts as they stand when it is kept: she is
+    # verified by then, so she is not asked to verify again, and no amount is named yet.
+    assert str(looking_into_it()) in unverified and "$48.00" not in unverified
 
     assert sweep(ctx, queue).drafting == list(running.args)
     start_worker()

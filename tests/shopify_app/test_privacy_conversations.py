@@ -182,7 +182,7 @@ def story(
             {
                 "summary": f"{NAME} says the apron {CHAT_PHRASE}; she asks what can be done.",
                 "next_step": "answer",
-                "reply": f"I'm sorry, {NAME}. Our team will look at the apron and write back.",
+                "free_text": f"I'm so sorry about the apron, {NAME}.",
                 "proposal": None,
                 "needs_person_reason": None,
             }

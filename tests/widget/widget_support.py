@@ -71,6 +71,11 @@ class StandInApp:
 
     def __init__(self, poll_after: int = 1) -> None:
         self.poll_after = poll_after
+        # The widget's words in the shopper's language, as the app sends them (none: the
+        # widget's own English stays).
+        self.labels: dict[str, str] | None = None
+        # The order number the shopper wrote, offered to the verify step.
+        self.offered_order: str | None = None
         self.received: list[Received] = []
         self._conversations: dict[str, _Conversation] = {}
         self._canned: list[_Canned] = []
@@ -139,6 +144,8 @@ class StandInApp:
         return {
             "conversation": token if conversation is not None else None,
             "greeting": GREETING,
+            **({"labels": self.labels} if self.labels is not None else {}),
+            "verification": {"order": None if verified else self.offered_order},
             "identity": {
                 "verified": verified,
                 "how": "email_code" if verified else None,

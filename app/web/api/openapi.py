@@ -20,6 +20,7 @@ from app.connections.merchant import MAX_GRACE_SECONDS, MAX_URL_LENGTH
 from app.connections.service import MAX_KEY_LENGTH
 from app.conversations.models import Author
 from app.conversations.service import MAX_MESSAGE
+from app.drafting.result import NextStep
 from app.execution.models import ActionStatus
 from app.execution.providers import TARGETS
 from app.guard import IdentityLevel
@@ -491,18 +492,94 @@ _ORDER = _object(
     ("id", "name", "total", "lines"),
 )
 
+_CLAIM = _nullable(
+    _object(
+        {
+            "order": {"type": "string", "example": "#1001"},
+            "lines": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "line_id": {"type": "string"},
+                        "quantity": {"type": "integer", "minimum": 1},
+                        "why": {"type": "string", "description": "in the customer's terms"},
+                    },
+                    ("line_id", "quantity", "why"),
+                ),
+            },
+        },
+        ("order", "lines"),
+    )
+)
+
+_DRAFTING = _nullable(
+    _object(
+        {
+            "id": _UUID,
+            "drafter": {"type": "string"},
+            "model": _OPTIONAL_TEXT,
+            "next_step": _enum(NextStep),
+            "summary": {"type": "string", "description": "for staff"},
+            "claim": {
+                **_CLAIM,
+                "description": "the customer's claim as the drafter stated it; a drafted "
+                "proposal covers no more (its within_claim check)",
+            },
+            "refused_text": {
+                "type": ["string", "null"],
+                "description": "the drafter's own words to the customer, refused by the "
+                "check and never sent",
+            },
+            "failure": {
+                "type": ["string", "null"],
+                "description": "why the answer, its proposal or its words were not used",
+            },
+            "proposal_id": _nullable(_UUID),
+            "created_at": _TIME,
+        },
+        (
+            "id",
+            "drafter",
+            "next_step",
+            "summary",
+            "claim",
+            "refused_text",
+            "failure",
+            "proposal_id",
+            "created_at",
+        ),
+    )
+)
+
 _CASE_FILE: JSONSchema = {
     "allOf": [
         _ref("CaseSummary"),
         _object(
             {
+                "instruction_attempt_at": {
+                    **_OPTIONAL_TIME,
+                    "description": "since when a message of the customer's tried to "
+                    "instruct the assistant; null when none did",
+                },
                 "request_text": {"type": "string"},
                 "customer": _CUSTOMER,
                 "orders": {"type": "array", "items": _ORDER},
                 "proposals": {"type": "array", "items": _ref("Proposal")},
                 "actions": {"type": "array", "items": _ref("Action")},
+                "drafting": {
+                    **_DRAFTING,
+                    "description": "the newest run of Caseward's drafter; null when none",
+                },
             },
-            ("request_text", "customer", "orders", "proposals", "actions"),
+            (
+                "instruction_attempt_at",
+                "request_text",
+                "customer",
+                "orders",
+                "proposals",
+                "actions",
+                "drafting",
+            ),
         ),
     ]
 }

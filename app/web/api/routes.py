@@ -44,7 +44,7 @@ from app.connections.service import (
 )
 from app.conversations.service import staff_reply
 from app.db import request_session
-from app.drafting.service import reply_facts
+from app.drafting.service import latest_draft, reply_facts
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.execution.providers import AdapterFactory
@@ -87,6 +87,7 @@ from app.web.api.serialize import (
     audit_json,
     case_summary_json,
     customer_json,
+    drafting_json,
     history_scan_json,
     merchant_connected_json,
     message_json,
@@ -146,6 +147,11 @@ def cases_show(case_id: uuid.UUID) -> Response:
     return jsonify(
         {
             **case_summary_json(file.case),
+            "instruction_attempt_at": (
+                file.case.instruction_attempt_at.isoformat()
+                if file.case.instruction_attempt_at
+                else None
+            ),
             "request_text": file.case.request_text,
             "customer": customer_json(file.customer),
             "orders": [order_json(o) for o in file.orders],
@@ -153,6 +159,7 @@ def cases_show(case_id: uuid.UUID) -> Response:
                 proposal_json(p, approvals, agents.get(p.id)) for p, approvals in file.proposals
             ],
             "actions": [action_json(a, attempts) for a, attempts in file.actions],
+            "drafting": drafting_json(latest_draft(session, file.case)),
         }
     )
 

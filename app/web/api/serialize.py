@@ -11,6 +11,7 @@ from app.audit import AuditEvent
 from app.cases.models import Case, Customer, Order
 from app.connections.merchant import MERCHANT, MerchantConnected
 from app.conversations.models import Message
+from app.drafting.models import CaseDraftRecord
 from app.execution.models import Action, ActionAttempt
 from app.history_audit.models import HistoryScan
 from app.history_audit.scan import scan_progress
@@ -236,4 +237,23 @@ def agent_json(credential: AgentCredential) -> dict[str, Any]:
         "created_at": credential.created_at.isoformat(),
         "revoked_at": credential.revoked_at.isoformat() if credential.revoked_at else None,
         "last_used_at": credential.last_used_at.isoformat() if credential.last_used_at else None,
+    }
+
+
+def drafting_json(record: CaseDraftRecord | None) -> dict[str, Any] | None:
+    """The case's newest run of Caseward's drafter: the claim it stated and, when the
+    check refused them, its own words, which the customer never received."""
+    if record is None:
+        return None
+    return {
+        "id": str(record.id),
+        "drafter": record.drafter,
+        "model": record.model,
+        "next_step": record.next_step,
+        "summary": record.summary,
+        "claim": record.claim,
+        "refused_text": record.refused_text,
+        "failure": record.failure,
+        "proposal_id": str(record.proposal_id) if record.proposal_id else None,
+        "created_at": _moment(record.created_at),
     }

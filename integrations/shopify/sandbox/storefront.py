@@ -7,8 +7,10 @@ sandbox serves both for a shop host (``Host: {name}.myshopify.com``):
 
 - ``GET /`` and ``GET /pages/help``: a small page with the app embed rendered as
   ``widget/extension/blocks/chat.liquid`` renders it (the root element with the embed's
-  settings as data attributes, then the stylesheet and the module). The settings are
-  kept per shop (:meth:`Storefront.configure_embed`, or the control route);
+  settings and the storefront's locale as data attributes, then the stylesheet and the
+  module). The settings are kept per shop (:meth:`Storefront.configure_embed`, or the
+  control route); the locale is English, or the one a page's path starts with, as a
+  storefront serves its other languages (``/fr/``, ``/pt-BR/pages/help``);
 - ``GET /cdn/caseward-chat.js`` and ``.css``: the theme app extension's assets, read from
   ``widget/extension/assets`` in this repository (Shopify's CDN serves them);
 - ``GET /account/login?customer=<numeric id>``: signs that customer in with a storefront
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
 
 PROXY_PREFIX = "/apps/caseward"
 PAGES = ("/", "/pages/help")
+# A page of the storefront in another of its languages: ``/fr``, ``/fr/pages/help``, ``/pt-BR/``.
+_IN_LANGUAGE = re.compile(r"/(?P<locale>[a-z]{2}(?:-[A-Z]{2})?)(?P<page>/.*)?")
 ASSET_PREFIX = "/cdn/"
 ASSETS = Path(__file__).resolve().parents[3] / "widget" / "extension" / "assets"
 ASSET_TYPES = {
@@ -135,7 +139,7 @@ class Storefront:
     def serves(path: str) -> bool:
         """Whether ``path`` on a shop host is the storefront's (never an Admin API path)."""
         return (
-            path in PAGES
+            _page_and_locale(path) is not None
             or path.startswith((ASSET_PREFIX, "/account/", f"{PROXY_PREFIX}/"))
             or path == PROXY_PREFIX
         )
@@ -168,8 +172,8 @@ class Storefront:
             return self._forward(shop_domain, method, parts.path, parts.query, headers, body)
         if method != "GET":
             return _html(405, "Method not allowed", "<p>Method not allowed.</p>")
-        if path in PAGES:
-            return self._page(shop_domain, path, headers)
+        if (page := _page_and_locale(path)) is not None:
+            return self._page(shop_domain, *page, headers)
         if path.startswith(ASSET_PREFIX):
             return _asset(path.removeprefix(ASSET_PREFIX))
         if path == "/account/login":
@@ -178,7 +182,9 @@ class Storefront:
 
     # -- pages -----------------------------------------------------------------------------
 
-    def _page(self, shop_domain: str, path: str, headers: Mapping[str, str]) -> Response:
+    def _page(
+        self, shop_domain: str, path: str, locale: str, headers: Mapping[str, str]
+    ) -> Response:
         with self._sandbox.store.lock:
             shop_name = self._sandbox.store.shop(shop_domain).name
         customer = self._customer(shop_domain, headers)
@@ -193,9 +199,9 @@ class Storefront:
             f'<a href="/">Home</a> · <a href="/pages/help">Help</a> · {account}</header>'
             f"<main><h1>{html.escape(title)}</h1>"
             "<p>Questions about an order? Chat with us.</p></main>"
-            f"{_embed_html(self.embed(shop_domain))}"
+            f"{_embed_html(self.embed(shop_domain), locale)}"
         )
-        return _html(200, f"{title} · {shop_name}", content)
+        return _html(200, f"{title} · {shop_name}", content, lang=locale)
 
     def _login(self, shop_domain: str, customer: str) -> Response:
         with self._sandbox.store.lock:
@@ -273,8 +279,19 @@ class Storefront:
         return Response(status, payload, relayed)
 
 
-def _embed_html(embed: EmbedSettings) -> str:
-    """The app embed as ``blocks/chat.liquid`` renders it, with the sandbox's asset URLs."""
+def _page_and_locale(path: str) -> tuple[str, str] | None:
+    """The storefront page ``path`` shows and its locale; None when it is no page."""
+    if path in PAGES:
+        return path, "en"
+    found = _IN_LANGUAGE.fullmatch(path)
+    if found is None or (found["page"] or "/") not in PAGES:
+        return None
+    return found["page"] or "/", found["locale"]
+
+
+def _embed_html(embed: EmbedSettings, locale: str) -> str:
+    """The app embed as ``blocks/chat.liquid`` renders it on a page in ``locale``, with the
+    sandbox's asset URLs."""
     attributes = " ".join(
         f'data-{name}="{html.escape(value)}"'
         for name, value in (
@@ -282,6 +299,7 @@ def _embed_html(embed: EmbedSettings) -> str:
             ("accent-text", embed.accent_text),
             ("position", embed.position),
             ("greeting", embed.greeting),
+            ("locale", locale),
         )
     )
     return (
@@ -312,9 +330,9 @@ def _cookie(headers: Mapping[str, str], name: str) -> str | None:
     return morsel.value if morsel is not None else None
 
 
-def _html(status: int, title: str, content: str) -> Response:
+def _html(status: int, title: str, content: str, lang: str = "en") -> Response:
     page = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<!doctype html><html lang="{html.escape(lang)}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title>"
         "<style>body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1f2328}"

@@ -5,23 +5,30 @@
 // token lives in localStorage and travels in the body or the query. While the panel is
 // open and the tab visible it asks for the chat again after the server's poll_after.
 // The merchant's app embed block sets the accent colours, the corner and the greeting
-// as data attributes on the root element. Whatever the server sends is shown through
+// as data attributes on the root element, and the storefront's locale (data-locale),
+// which every request carries as ?locale= so the app answers in the shopper's language.
+// The widget's own words are English here; every chat answer carries them in the
+// shopper's language (labels), which replace these and are remembered per locale, so the
+// next page starts in that language. Whatever the server sends is shown through
 // textContent, never parsed as HTML.
 //
 // The sequence of a conversation: open -> GET /chat (the greeting, or the stored
 // conversation) -> POST /chat/messages (the first one creates the conversation; its
 // token is stored) -> polls while open -> when not verified, "Verify it's you": order
-// number and email -> POST /chat/verification -> six-digit code ->
-// POST /chat/verification/code (a wrong code: 400 naming the field, shown beside it) -> the
-// shop's offered choices and "Talk to a person" as buttons.
+// number (filled in when the shopper already wrote one) and email -> POST
+// /chat/verification -> six-digit code -> POST /chat/verification/code (a wrong code: 400
+// naming the field, shown beside it) -> the shop's offered choices and "Talk to a person"
+// as buttons.
 
 const PROXY = "/apps/caseward";
 const STORAGE_KEY = "caseward-chat:conversation";
+const LABELS_KEY = "caseward-chat:labels:";
 const COLOUR = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
 // A 429 is retried after Retry-After this many times before the shopper is told to wait.
 const RETRIES_AFTER_429 = 3;
 const DEFAULT_POLL_SECONDS = 5;
 
+// A word with %(name)s is filled in here (fill); the app's labels keep the placeholders.
 const WORDS = {
   open: "Chat with us",
   title: "Chat with us",
@@ -38,21 +45,27 @@ const WORDS = {
   order: "Order number",
   email: "Email",
   sendCode: "Send me a code",
-  sentTo: (to) => `We sent a code to ${to}.`,
+  sentTo: "We sent a code to %(to)s.",
   yourEmail: "the order's email",
   code: "Six-digit code",
   checkCode: "Verify",
   otherOrder: "Use another order or email",
   verified: "You're verified.",
   yourCase: "Your case",
-  caseHeading: (reference, status) => `Case ${reference}: ${status}`,
-  wait: (seconds) =>
-    `We're busy right now. Please wait: we'll try again in ${
-      seconds === 1 ? "a second" : `${seconds} seconds`
-    }.`,
+  caseHeading: "Case %(reference)s: %(status)s",
+  wait: "We're busy right now. Please wait: we'll try again in %(seconds)s seconds.",
+  waitOne: "We're busy right now. Please wait: we'll try again in a second.",
   later: "We're still busy. Please try again in a minute.",
   unreachable: "We couldn't reach the shop just now. Please try again in a moment.",
 };
+
+const fill = (word, values) =>
+  word.replace(/%\((\w+)\)s/g, (placeholder, name) => (name in values ? String(values[name]) : placeholder));
+
+function put(node, name, value) {
+  if (name === "text") node.textContent = value;
+  else node.setAttribute(name, value);
+}
 
 function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -82,6 +95,22 @@ function store(token) {
   }
 }
 
+function recalled(locale) {
+  try {
+    return JSON.parse(localStorage.getItem(LABELS_KEY + locale)) || {};
+  } catch {
+    return {};
+  }
+}
+
+function remember(locale, labels) {
+  try {
+    localStorage.setItem(LABELS_KEY + locale, JSON.stringify(labels));
+  } catch {
+    // the next page starts in English until its first answer
+  }
+}
+
 const pause = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
 function retryAfter(response) {
@@ -101,6 +130,7 @@ function mount(root, index) {
     root.style.setProperty("--cw-on-accent", settings.accentText);
   }
   root.classList.add(settings.position === "bottom-left" ? "cw-left" : "cw-right");
+  const locale = settings.locale || "";
 
   let conversation = stored();
   let state = null;
@@ -111,38 +141,35 @@ function mount(root, index) {
   let pollFailed = false;
   const seen = new Set();
   const rendered = { case: "", choices: "" };
+  const words = { ...WORDS };
+  const worded = []; // [node, attribute or "text", word]: said again when the words change
+
+  function word(node, name, key) {
+    worded.push([node, name, key]);
+    put(node, name, words[key]);
+    return node;
+  }
 
   // -- the parts ----------------------------------------------------------------------
-  const launcher = el("button", {
-    type: "button",
-    class: "cw-launcher",
-    "aria-expanded": "false",
-    "aria-controls": id("panel"),
-    text: WORDS.open,
-  });
-  const close = el("button", { type: "button", class: "cw-close", "aria-label": WORDS.close });
+  const launcher = word(
+    el("button", { type: "button", class: "cw-launcher", "aria-expanded": "false", "aria-controls": id("panel") }),
+    "text",
+    "open",
+  );
+  const close = word(el("button", { type: "button", class: "cw-close" }), "aria-label", "close");
   close.append(el("span", { "aria-hidden": "true", text: "\u00d7" }));
   const greeting = el("p", { class: "cw-greeting", text: settings.greeting || WORDS.greeting });
-  const caseBox = el("section", {
-    class: "cw-case",
-    "aria-label": WORDS.yourCase,
-    "aria-live": "polite",
-    hidden: true,
-  });
-  const list = el("ol", {
-    class: "cw-messages",
-    "aria-live": "polite",
-    "aria-label": WORDS.conversation,
-  });
+  const caseBox = word(
+    el("section", { class: "cw-case", "aria-live": "polite", hidden: true }),
+    "aria-label",
+    "yourCase",
+  );
+  const list = word(el("ol", { class: "cw-messages", "aria-live": "polite" }), "aria-label", "conversation");
   const choices = el("div", { class: "cw-choices", hidden: true });
-  const person = el("button", {
-    type: "button",
-    class: "cw-button cw-secondary",
-    hidden: true,
-    text: WORDS.person,
-  });
+  const person = word(el("button", { type: "button", class: "cw-button cw-secondary", hidden: true }), "text", "person");
   const notice = el("p", { class: "cw-notice", role: "status" });
 
+  // A labelled input; label is the key of its word.
   function field(name, label, attributes) {
     const input = el(attributes.rows ? "textarea" : "input", {
       id: id(name),
@@ -152,51 +179,49 @@ function mount(root, index) {
       ...attributes,
     });
     const error = el("p", { class: "cw-field-error", id: id(`${name}-error`), hidden: true });
-    return el("div", { class: "cw-field" }, el("label", { for: id(name), text: label }), input, error);
+    return el("div", { class: "cw-field" }, word(el("label", { for: id(name) }), "text", label), input, error);
   }
 
   function form(className, ...children) {
     return el("form", { class: className }, ...children, el("p", { class: "cw-form-error", hidden: true }));
   }
 
-  const verifyToggle = el("button", {
-    type: "button",
-    class: "cw-link",
-    "aria-expanded": "false",
-    "aria-controls": id("verify"),
-    text: WORDS.verify,
-  });
+  const verifyToggle = word(
+    el("button", { type: "button", class: "cw-link", "aria-expanded": "false", "aria-controls": id("verify") }),
+    "text",
+    "verify",
+  );
   const details = form(
     "cw-form",
-    el("p", { class: "cw-hint", text: WORDS.verifyIntro }),
-    field("order", WORDS.order, { type: "text", autocomplete: "off", maxlength: "32" }),
-    field("email", WORDS.email, { type: "email", autocomplete: "email", maxlength: "254" }),
-    el("button", { type: "submit", class: "cw-button", text: WORDS.sendCode }),
+    word(el("p", { class: "cw-hint" }), "text", "verifyIntro"),
+    field("order", "order", { type: "text", autocomplete: "off", maxlength: "32" }),
+    field("email", "email", { type: "email", autocomplete: "email", maxlength: "254" }),
+    word(el("button", { type: "submit", class: "cw-button" }), "text", "sendCode"),
   );
   const sent = el("p", { class: "cw-hint", role: "status" });
-  const anotherOrder = el("button", { type: "button", class: "cw-link", text: WORDS.otherOrder });
+  const anotherOrder = word(el("button", { type: "button", class: "cw-link" }), "text", "otherOrder");
   const codeForm = form(
     "cw-form",
     sent,
-    field("code", WORDS.code, {
+    field("code", "code", {
       type: "text",
       inputmode: "numeric",
       autocomplete: "one-time-code",
       pattern: "[0-9]{6}",
       maxlength: "6",
     }),
-    el("button", { type: "submit", class: "cw-button", text: WORDS.checkCode }),
+    word(el("button", { type: "submit", class: "cw-button" }), "text", "checkCode"),
     anotherOrder,
   );
   codeForm.hidden = true;
   const verifySteps = el("div", { id: id("verify"), hidden: true }, details, codeForm);
-  const verified = el("p", { class: "cw-verified", hidden: true, text: WORDS.verified });
+  const verified = word(el("p", { class: "cw-verified", hidden: true }), "text", "verified");
   const verify = el("section", { class: "cw-verify", hidden: true }, verifyToggle, verifySteps);
 
   const compose = form(
     "cw-compose",
-    field("text", WORDS.message, { rows: "2", maxlength: "2000" }),
-    el("button", { type: "submit", class: "cw-button", text: WORDS.send }),
+    field("text", "message", { rows: "2", maxlength: "2000" }),
+    word(el("button", { type: "submit", class: "cw-button" }), "text", "send"),
   );
   const text = compose.elements.namedItem("text");
 
@@ -204,19 +229,35 @@ function mount(root, index) {
   const panel = el(
     "section",
     { id: id("panel"), class: "cw-panel", role: "dialog", "aria-labelledby": id("title"), hidden: true },
-    el("header", { class: "cw-header" }, el("h2", { id: id("title"), text: WORDS.title }), close),
+    el("header", { class: "cw-header" }, word(el("h2", { id: id("title") }), "text", "title"), close),
     body,
     notice,
     compose,
   );
   root.append(panel, launcher);
 
+  // The app's words for the shopper, once they differ from those shown.
+  function relabel(labels) {
+    const changed = Object.keys(WORDS).filter(
+      (key) => typeof labels[key] === "string" && labels[key] !== words[key],
+    );
+    if (changed.length === 0) return;
+    for (const key of changed) words[key] = labels[key];
+    for (const [node, name, key] of worded) put(node, name, words[key]);
+    rendered.case = ""; // its heading is said in the words
+    if (state) showCase(state.case || null);
+    remember(locale, labels);
+  }
+  relabel(recalled(locale));
+
   // -- talking to the app -------------------------------------------------------------
   async function call(method, path, payload, wanted = () => true) {
     for (let attempt = 0; ; attempt += 1) {
+      const url = new URL(PROXY + path, location.origin);
+      if (locale) url.searchParams.set("locale", locale);
       let response;
       try {
-        response = await fetch(PROXY + path, {
+        response = await fetch(url, {
           method,
           headers: payload
             ? { Accept: "application/json", "Content-Type": "application/json" }
@@ -224,12 +265,12 @@ function mount(root, index) {
           body: payload ? JSON.stringify(payload) : undefined,
         });
       } catch {
-        throw failure(WORDS.unreachable);
+        throw failure(words.unreachable);
       }
       if (response.status === 429) {
-        if (attempt >= RETRIES_AFTER_429) throw failure(WORDS.later);
+        if (attempt >= RETRIES_AFTER_429) throw failure(words.later);
         const seconds = retryAfter(response);
-        notice.textContent = WORDS.wait(seconds);
+        notice.textContent = seconds === 1 ? words.waitOne : fill(words.wait, { seconds });
         await pause(seconds);
         notice.textContent = "";
         if (!wanted()) return null;
@@ -238,8 +279,9 @@ function mount(root, index) {
       const answer = await response.json().catch(() => null);
       if (response.ok) return answer;
       const error = answer && answer.error;
+      // A refusal (4xx) says why in the shopper's language; a failure of the app is ours to say.
       throw failure(
-        error && typeof error.message === "string" ? error.message : WORDS.unreachable,
+        response.status < 500 && error && typeof error.message === "string" ? error.message : words.unreachable,
         error && typeof error.field === "string" ? error.field : null,
       );
     }
@@ -310,6 +352,7 @@ function mount(root, index) {
     }
     conversation = token;
     store(token);
+    if (next.labels) relabel(next.labels);
     greeting.textContent = settings.greeting || next.greeting || WORDS.greeting;
     showMessages(Array.isArray(next.messages) ? next.messages : []);
     showCase(next.case || null);
@@ -318,6 +361,10 @@ function mount(root, index) {
     const identity = next.identity || {};
     verified.hidden = !identity.verified;
     verify.hidden = Boolean(identity.verified) || !conversation;
+    // The order number the shopper already wrote, so they never type it twice.
+    const order = details.elements.namedItem("order");
+    const written = next.verification && next.verification.order;
+    if (typeof written === "string" && !order.value) order.value = written;
     schedule();
   }
 
@@ -331,7 +378,7 @@ function mount(root, index) {
       const item = el(
         "li",
         { class: mine ? "cw-message cw-mine" : "cw-message cw-theirs" },
-        el("span", { class: "cw-hidden", text: `${mine ? WORDS.you : WORDS.shop}: ` }),
+        el("span", { class: "cw-hidden", text: `${mine ? words.you : words.shop}: ` }),
         el("span", { class: "cw-text", text: String(message.text ?? "") }),
       );
       const at = new Date(message.at);
@@ -355,7 +402,9 @@ function mount(root, index) {
       updates.append(el("li", { "data-status": String(update.status), text: String(update.text ?? "") }));
     }
     caseBox.replaceChildren(
-      el("h3", { text: WORDS.caseHeading(String(current.reference), String(current.status_text ?? "")) }),
+      el("h3", {
+        text: fill(words.caseHeading, { reference: current.reference, status: current.status_text ?? "" }),
+      }),
       updates,
     );
   }
@@ -462,7 +511,7 @@ function mount(root, index) {
       const answer = await call("POST", "/chat/verification", { conversation, order, email });
       details.hidden = true;
       codeForm.hidden = false;
-      sent.textContent = WORDS.sentTo(answer && answer.to ? String(answer.to) : WORDS.yourEmail);
+      sent.textContent = fill(words.sentTo, { to: answer && answer.to ? answer.to : words.yourEmail });
       codeForm.elements.namedItem("code").focus();
     });
   });
