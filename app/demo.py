@@ -50,7 +50,7 @@ from app.conversations.service import receive_message, start_conversation, store
 from app.crypto import SecretBox, secret_box
 from app.db import make_engine, make_session_factory
 from app.drafting.drafters import RulesDrafter
-from app.drafting.service import draft_now
+from app.drafting.service import CaseAtHand, draft_now
 from app.execution.models import Action, ActionStatus
 from app.execution.providers import AdapterFactory, connection_adapters
 from app.guard import IdentityLevel
@@ -386,14 +386,7 @@ def _drafted(
     assert received is not None
     _, case = received
     drafted = draft_now(
-        session,
-        shop=shop,
-        case=case,
-        conversation=conversation,
-        drafter=RulesDrafter(),
-        adapters=adapters,
-        settings=settings,
-        now=now,
+        CaseAtHand(session, shop, case, conversation, adapters, settings, now), RulesDrafter()
     )
     return _Drafted(case, drafted.proposal)
 

@@ -31,7 +31,7 @@ from app.conversations.service import receive_message, start_conversation
 from app.drafting.drafters import DraftRun
 from app.drafting.models import CaseDraftRecord
 from app.drafting.result import parse_draft
-from app.drafting.service import apply_draft, brief_for
+from app.drafting.service import CaseAtHand, apply_draft, brief_for
 from app.settings import Settings
 from app.shops.models import Shop
 from integrations.provider import (
@@ -145,15 +145,17 @@ def an_instructed_case(
         return PaidInFull()
 
     drafted = apply_draft(
-        session,
-        shop=shop,
-        case=case,
-        conversation=conversation,
-        brief=brief,
-        run=DraftRun(parse_draft(OBEYED), "claude", "claude-sonnet-4-5"),
-        adapters=adapters,
-        settings=settings,
-        now=now,
+        CaseAtHand(
+            session,
+            shop,
+            case,
+            conversation,
+            adapters,
+            settings,
+            now,
+        ),
+        brief,
+        DraftRun(parse_draft(OBEYED), "claude", "claude-sonnet-4-5"),
     )
     session.commit()
     # Blocked, the proposal is kept for staff but is not the draft's.

@@ -37,7 +37,7 @@ from app.clock import utcnow
 from app.conversations.models import Author, Conversation, IdentityMethod, Message
 from app.conversations.service import current_case, messages_of
 from app.drafting.drafters import Drafter, drafter_for
-from app.drafting.service import apply_fresh, brief_for
+from app.drafting.service import CaseAtHand, apply_fresh, brief_for
 from app.execution.jobs import context
 from app.execution.providers import AdapterFactory
 from app.execution.queueing import enqueue_execution, execution_queue
@@ -105,14 +105,7 @@ def draft_for_message(
         if _newer_message(session, message):
             return "superseded by a newer message", None
         drafted = apply_fresh(
-            session,
-            shop=shop,
-            case=case,
-            conversation=conversation,
-            run=run,
-            adapters=adapters,
-            settings=settings,
-            now=now,
+            CaseAtHand(session, shop, case, conversation, adapters, settings, now), run
         )
         action = drafted.proposal.action if drafted.proposal else None
         return f"drafted: {drafted.record.next_step}", action.id if action else None

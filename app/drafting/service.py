@@ -194,88 +194,55 @@ def brief_for(
     return brief, linking
 
 
-def draft_now(
-    session: Session,
-    *,
-    shop: Shop,
-    case: Case,
-    conversation: Conversation,
-    drafter: Drafter,
-    adapters: AdapterFactory,
-    settings: Settings,
-    now: datetime,
-) -> Drafted:
+@dataclass(frozen=True)
+class CaseAtHand:
+    """A case being drafted: the caller's transaction (holding the case's row lock), the
+    shop, the case and the conversation it came from, the providers, settings and time."""
+
+    session: Session
+    shop: Shop
+    case: Case
+    conversation: Conversation
+    adapters: AdapterFactory
+    settings: Settings
+    now: datetime
+
+    def brief(self) -> CaseBrief:
+        """What a drafter may see of the case as it stands now."""
+        brief, _ = brief_for(
+            self.session, shop=self.shop, case=self.case, conversation=self.conversation
+        )
+        return brief
+
+
+def draft_now(at: CaseAtHand, drafter: Drafter) -> Drafted:
     """Brief, draft and apply in the caller's transaction: for a drafter that answers at
     once (the offline rules seeding the demo). The job keeps the model's call outside any
     transaction instead (:mod:`app.drafting.jobs`)."""
-    brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
-    return apply_draft(
-        session,
-        shop=shop,
-        case=case,
-        conversation=conversation,
-        brief=brief,
-        run=drafter.run(brief),
-        adapters=adapters,
-        settings=settings,
-        now=now,
-    )
+    brief = at.brief()
+    return apply_draft(at, brief, drafter.run(brief))
 
 
-def apply_fresh(
-    session: Session,
-    *,
-    shop: Shop,
-    case: Case,
-    conversation: Conversation,
-    run: DraftRun,
-    adapters: AdapterFactory,
-    settings: Settings,
-    now: datetime,
-    reply_to_customer: bool = True,
-) -> Drafted:
+def apply_fresh(at: CaseAtHand, run: DraftRun, *, reply_to_customer: bool = True) -> Drafted:
     """Apply a drafter's ``run`` on the facts as they are now: an approval or a refund may
-    have landed while the drafter ran, so the brief is read again first. The caller holds
-    the case's row lock."""
-    brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
-    return apply_draft(
-        session,
-        shop=shop,
-        case=case,
-        conversation=conversation,
-        brief=brief,
-        run=run,
-        adapters=adapters,
-        settings=settings,
-        now=now,
-        reply_to_customer=reply_to_customer,
-    )
+    have landed while the drafter ran, so the brief is read again first."""
+    return apply_draft(at, at.brief(), run, reply_to_customer=reply_to_customer)
 
 
 def apply_draft(
-    session: Session,
-    *,
-    shop: Shop,
-    case: Case,
-    conversation: Conversation,
-    brief: CaseBrief,
-    run: DraftRun,
-    adapters: AdapterFactory,
-    settings: Settings,
-    now: datetime,
-    reply_to_customer: bool = True,
+    at: CaseAtHand, brief: CaseBrief, run: DraftRun, *, reply_to_customer: bool = True
 ) -> Drafted:
     """Record ``run`` and act on it (see the module docstring); without
     ``reply_to_customer`` (a helpdesk agent asked for the draft) the reply is returned as
     a suggestion, not sent. The caller holds the case's row lock and commits."""
+    session, shop, case, now = at.session, at.shop, at.case, at.now
     draft = run.draft
     record = _record(shop, case, run, now)
     session.add(record)
     session.flush()
     if instruction_sentences(brief.customer_texts):
         flag_instruction_attempt(session, case=case, now=now)
-    on = _OnCase(session, shop, case, conversation, brief, adapters, settings, now)
-    answer = _answer(on, draft, offering=reply_to_customer)
+    answer = _answer(at, brief, draft, offering=reply_to_customer)
     proposal, refusal = answer.proposal, answer.refusal
     if draft.step == NextStep.NEEDS_PERSON or refusal is not None:
         # Never the drafter's own words: the reason is sealed into the audit chain, which
@@ -283,7 +250,7 @@ def apply_draft(
         why = refusal or "the drafter asked for one; its summary is on the case page"
         hand_to_person(session, case=case, actor=DRAFTER, now=now, why=why)
     check = check_free_text(
-        draft.free_text, confidential=confidential(brief, canary_for(settings.secret_key))
+        draft.free_text, confidential=confidential(brief, canary_for(at.settings.secret_key))
     )
     if not check.passed:
         record.refused_text = draft.free_text
@@ -315,7 +282,7 @@ def apply_draft(
     message = (
         add_reply(
             session,
-            conversation=conversation,
+            conversation=at.conversation,
             body=body,
             sentence=one_after_another(ours),
             actor=DRAFTER,
@@ -350,21 +317,6 @@ def _record(shop: Shop, case: Case, run: DraftRun, now: datetime) -> CaseDraftRe
 
 
 @dataclass(frozen=True)
-class _OnCase:
-    """What turning a draft into a proposal works with: the transaction, the case and its
-    conversation, the brief the draft is applied to, the providers, settings and time."""
-
-    session: Session
-    shop: Shop
-    case: Case
-    conversation: Conversation
-    brief: CaseBrief
-    adapters: AdapterFactory
-    settings: Settings
-    now: datetime
-
-
-@dataclass(frozen=True)
 class _Answer:
     # Caseward's own sentences to the customer, from the facts.
     said: list[Sentence]
@@ -373,19 +325,19 @@ class _Answer:
     refusal: str | None = None
 
 
-def _answer(on: _OnCase, draft: CaseDraft, *, offering: bool) -> _Answer:
+def _answer(at: CaseAtHand, brief: CaseBrief, draft: CaseDraft, *, offering: bool) -> _Answer:
     """What Caseward says for ``draft``'s next step, in its own sentences from the facts,
     and the proposal the step became (or why not)."""
     step = draft.proposal
     if step is None:
-        return _Answer(_facts_said(on.shop, on.brief, draft))
-    offer = _offer(on, step, draft.claim) if offering else None
+        return _Answer(_facts_said(at.shop, brief, draft))
+    offer = _offer(at, brief, step, draft.claim) if offering else None
     if offer is not None:
         return _Answer([offer])
-    proposal, refusal = _propose(on, step, draft.claim)
+    proposal, refusal = _propose(at, brief, step, draft.claim)
     if proposal is None:
-        return _Answer([with_a_person(on.shop.name)], refusal=refusal)
-    return _Answer([_proposed_words(on.shop, on.brief, step, proposal)], proposal)
+        return _Answer([with_a_person(at.shop.name)], refusal=refusal)
+    return _Answer([_proposed_words(at.shop, brief, step, proposal)], proposal)
 
 
 def _facts_said(shop: Shop, brief: CaseBrief, draft: CaseDraft) -> list[Sentence]:
@@ -462,11 +414,11 @@ def flag_instruction_attempt(session: Session, *, case: Case, now: datetime) -> 
     )
 
 
-def _exact_draft(on: _OnCase, step: StepProposal) -> Draft:
+def _exact_draft(at: CaseAtHand, brief: CaseBrief, step: StepProposal) -> Draft:
     """The exact proposal ``step`` names for this conversation's customer; raises
     :class:`StepRefused` saying why there is none."""
-    session, shop, conversation = on.session, on.shop, on.conversation
-    refused = why_not_proposable(on.brief, conversation, step.order)
+    session, shop, conversation = at.session, at.shop, at.conversation
+    refused = why_not_proposable(brief, conversation, step.order)
     if refused is not None:
         raise StepRefused(refused)
     order = session.scalars(
@@ -483,7 +435,7 @@ def _exact_draft(on: _OnCase, step: StepProposal) -> Draft:
     if step.kind in TO_THE_CUSTOMERS_ACCOUNT and customer_account(
         customer, shopify_connected=shopify_connected
     ) == ("stripe", None):
-        _link_at_stripe(session, shop=shop, case=on.case, adapters=on.adapters, now=on.now)
+        _link_at_stripe(session, shop=shop, case=at.case, adapters=at.adapters, now=at.now)
     policy = current_policy(session, shop.id)
     return draft_for(
         step,
@@ -517,21 +469,21 @@ def _link_at_stripe(
 
 
 def _propose(
-    on: _OnCase, step: StepProposal, claim: Claim | None
+    at: CaseAtHand, brief: CaseBrief, step: StepProposal, claim: Claim | None
 ) -> tuple[ProposalResult | None, str | None]:
     """``step`` as a proposal through the same checks as anyone's, bound to the customer's
     claim as their own words bear it out (the guard's ``within_claim``), or why not."""
     try:
-        draft = replace(_exact_draft(on, step), claim=_coverage(on.brief, step, claim))
+        draft = replace(_exact_draft(at, brief, step), claim=_coverage(brief, step, claim))
         result = create_proposal(
-            on.session,
-            shop=on.shop,
-            case=on.case,
+            at.session,
+            shop=at.shop,
+            case=at.case,
             actor=DRAFTER,
             draft=draft,
-            adapter=on.adapters(on.session, on.shop.id, draft.provider),
-            settings=on.settings,
-            now=on.now,
+            adapter=at.adapters(at.session, at.shop.id, draft.provider),
+            settings=at.settings,
+            now=at.now,
         )
     except StepRefused as refused:
         return None, str(refused)
@@ -559,32 +511,36 @@ def _coverage(brief: CaseBrief, step: StepProposal, claim: Claim | None) -> Clai
     return coverage(order, grounded, step)
 
 
-def _offer(on: _OnCase, step: StepProposal, claim: Claim | None) -> Sentence | None:
+def _offer(
+    at: CaseAtHand, brief: CaseBrief, step: StepProposal, claim: Claim | None
+) -> Sentence | None:
     """Where the shop's policy offers more than the refund asked for (store credit with
     its bonus, a discount on a replacement): the offer to put to the customer, the step
     kept until they choose (:func:`choose_offer`); else None. A step beyond the customer's
     claim is never offered: it goes to the guard, which blocks it."""
     if step.kind != ActionKind.REFUND:
         return None
-    choices = _choices(current_policy(on.session, on.shop.id))
+    choices = _choices(current_policy(at.session, at.shop.id))
     if len(choices) < 2:
         return None
     try:
-        if _coverage(on.brief, step, claim).beyond():
+        if _coverage(brief, step, claim).beyond():
             return None
-        priced = [(offer, _exact_draft(on, replace(step, kind=offer.kind))) for offer in choices]
+        priced = [
+            (offer, _exact_draft(at, brief, replace(step, kind=offer.kind))) for offer in choices
+        ]
     except StepRefused:
         return None
     options = []
     for offered, draft in priced:
         amount = Money(draft.amount or 0, draft.currency or "")
         if offered.kind == ActionKind.CUSTOMER_CREDIT:
-            options.append(offer_store_credit(amount, shop_name=on.shop.name))
+            options.append(offer_store_credit(amount, shop_name=at.shop.name))
         elif offered.kind == ActionKind.DISCOUNT:
             options.append(offer_replacement_discount(amount))
         else:
             options.append(offer_refund(amount))
-    on.conversation.pending_step = step_dict(step)
+    at.conversation.pending_step = step_dict(step)
     return offer(options)
 
 
@@ -611,9 +567,8 @@ def choose_offer(
         )
     step = replace(parse_step(conversation.pending_step), kind=kinds[choice])
     conversation.pending_step = None
-    brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
-    on = _OnCase(session, shop, case, conversation, brief, adapters, settings, now)
-    proposal, refusal = _propose(on, step, claim=None)
+    at = CaseAtHand(session, shop, case, conversation, adapters, settings, now)
+    proposal, refusal = _propose(at, at.brief(), step, claim=None)
     audit.record(
         session,
         shop_id=shop.id,

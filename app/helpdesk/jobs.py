@@ -29,7 +29,7 @@ from app.clock import utcnow
 from app.conversations.models import Conversation, Message
 from app.crypto import SecretBox, secret_box
 from app.drafting.drafters import Drafter, drafter_for
-from app.drafting.service import apply_fresh, brief_for
+from app.drafting.service import CaseAtHand, apply_fresh, brief_for
 from app.execution.jobs import context
 from app.execution.models import kept_event
 from app.execution.providers import AdapterFactory
@@ -217,17 +217,8 @@ def _prepare(ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUI
         shop, _ = _shop_and_case(session, shop_id, conversation_id)
         conversation = session.get(Conversation, conversation_id)
         assert conversation is not None
-        drafted = apply_fresh(
-            session,
-            shop=shop,
-            case=case,
-            conversation=conversation,
-            run=run,
-            adapters=ctx.adapters,
-            settings=ctx.settings,
-            now=ctx.clock(),
-            reply_to_customer=False,
-        )
+        at = CaseAtHand(session, shop, case, conversation, ctx.adapters, ctx.settings, ctx.clock())
+        drafted = apply_fresh(at, run, reply_to_customer=False)
         return draft_note(
             drafted,
             approve_url=admin_case_url(ctx.settings.shopify_admin_origin, shop.domain, case.id),

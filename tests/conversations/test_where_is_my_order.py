@@ -21,7 +21,7 @@ from app.conversations.service import receive_message, start_conversation
 from app.drafting.brief import ShipmentBrief
 from app.drafting.drafters import RulesDrafter
 from app.drafting.result import Fact, NextStep
-from app.drafting.service import Drafted, brief_for, draft_now
+from app.drafting.service import CaseAtHand, Drafted, brief_for, draft_now
 from app.settings import Settings
 from app.shops.models import Shop
 from integrations.provider import OrderFacts, OrderLine, ProviderAdapter, Shipment
@@ -110,14 +110,16 @@ def no_provider(session: Session, shop_id: uuid.UUID, provider: str, **_: Any) -
 def answered(session: Session, asked: Asked, settings: Settings) -> Drafted:
     """The offline rules draft Maya's question and the draft is applied: what she reads."""
     return draft_now(
-        session,
-        shop=asked.shop,
-        case=asked.case,
-        conversation=asked.conversation,
-        drafter=RulesDrafter(),
-        adapters=no_provider,
-        settings=settings,
-        now=utcnow(),
+        CaseAtHand(
+            session,
+            asked.shop,
+            asked.case,
+            asked.conversation,
+            no_provider,
+            settings,
+            utcnow(),
+        ),
+        RulesDrafter(),
     )
 
 

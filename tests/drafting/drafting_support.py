@@ -38,7 +38,7 @@ from app.drafting.brief import (
     ShipmentBrief,
 )
 from app.drafting.drafters import ClaudeDrafter, Drafter
-from app.drafting.service import Drafted, draft_now
+from app.drafting.service import CaseAtHand, Drafted, draft_now
 from app.execution.providers import AdapterFactory
 from app.settings import Settings
 from app.shops.models import Shop
@@ -253,14 +253,16 @@ def drafted(
     from the database, then the draft applied (the run recorded, any proposal made, the
     reply kept for Maya)."""
     return draft_now(
-        session,
-        shop=stored.shop,
-        case=stored.case,
-        conversation=stored.conversation,
-        drafter=drafter,
-        adapters=adapters,
-        settings=settings,
-        now=utcnow(),
+        CaseAtHand(
+            session,
+            stored.shop,
+            stored.case,
+            stored.conversation,
+            adapters,
+            settings,
+            utcnow(),
+        ),
+        drafter,
     )
 
 

@@ -54,7 +54,7 @@ from app.drafting.prompt import case_message
 from app.drafting.proposals import StepRefused, draft_for, share_paid
 from app.drafting.redaction import redacted
 from app.drafting.result import LinePick, MalformedDraft, NextStep, parse_draft
-from app.drafting.service import Drafted, apply_draft, brief_for, why_not_proposable
+from app.drafting.service import CaseAtHand, Drafted, apply_draft, brief_for, why_not_proposable
 from app.drafting.steering import own_words
 from app.settings import Settings
 from integrations.anthropic.sandbox import AnthropicSandbox, answers
@@ -387,15 +387,17 @@ def drafted(
         session, shop=stored.shop, case=stored.case, conversation=stored.conversation
     )
     return apply_draft(
-        session,
-        shop=stored.shop,
-        case=stored.case,
-        conversation=stored.conversation,
-        brief=brief,
-        run=DraftRun(parse_draft(tool_input), "claude", "claude-sonnet-4-5"),
-        adapters=no_adapter,
-        settings=settings,
-        now=utcnow(),
+        CaseAtHand(
+            session,
+            stored.shop,
+            stored.case,
+            stored.conversation,
+            no_adapter,
+            settings,
+            utcnow(),
+        ),
+        brief,
+        DraftRun(parse_draft(tool_input), "claude", "claude-sonnet-4-5"),
     )
 
 

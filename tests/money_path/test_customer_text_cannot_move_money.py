@@ -43,7 +43,7 @@ from app.conversations.service import receive_message, start_conversation
 from app.crypto import secret_box
 from app.drafting.drafters import ClaudeDrafter, Drafter, RulesDrafter
 from app.drafting.prompt import canary_for
-from app.drafting.service import draft_now
+from app.drafting.service import CaseAtHand, draft_now
 from app.execution.models import Action
 from app.execution.providers import connection_adapters
 from app.settings import Settings
@@ -211,14 +211,16 @@ def draft_each(
         assert received is not None
         case = received[1]
         drafted = draft_now(
-            session,
-            shop=shop.shop,
-            case=case,
-            conversation=conversation,
-            drafter=drafter_for(index, attempt),
-            adapters=adapters,
-            settings=settings,
-            now=now,
+            CaseAtHand(
+                session,
+                shop.shop,
+                case,
+                conversation,
+                adapters,
+                settings,
+                now,
+            ),
+            drafter_for(index, attempt),
         )
         session.commit()
         wrong += [
