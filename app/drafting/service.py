@@ -117,7 +117,7 @@ from app.errors import CasewardError, InvalidInput
 from app.evaluation import Draft
 from app.execution.models import Action
 from app.execution.providers import AdapterFactory
-from app.guard import ClaimCoverage, IdentityLevel
+from app.guard import ClaimCoverage, IdentityLevel, Verdict
 from app.guard.policy import PolicyRules
 from app.lifecycle import move_case
 from app.money import Money
@@ -491,9 +491,7 @@ def _propose(
         return None, error.message
     if result.proposal.status == ProposalStatus.BLOCKED:
         # Kept for staff to read; the customer hears nothing about it until a person looks.
-        reasons = "; ".join(
-            check["reason"] for check in result.proposal.verdict["checks"] if not check["passed"]
-        )
+        reasons = "; ".join(Verdict.from_dict(result.proposal.verdict).reasons)
         return None, f"the checks blocked the proposal: {reasons}"
     return result, None
 
