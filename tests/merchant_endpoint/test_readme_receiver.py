@@ -1,7 +1,7 @@
-"""The README's minimal receiving example, run as it is written, with Caseward's adapter:
-it verifies the signature, answers facts, does an action once, replays it for a resend,
-refuses the key with another body, finds it by key, finds customers by email, and keeps
-working for a merchant still on the old secret during a rotation."""
+"""The minimal receiving example of docs/merchant-endpoint.md, run as it is written, with
+Caseward's adapter: it verifies the signature, answers facts, does an action once, replays
+it for a resend, refuses the key with another body, finds it by key, finds customers by
+email, and keeps working for a merchant still on the old secret during a rotation."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from integrations.provider import (
     ProviderStatus,
 )
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "merchant-endpoint.md"
 
 
 @dataclass
@@ -42,7 +42,7 @@ class Merchant:
 
 
 def _example() -> str:
-    blocks: list[str] = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    blocks: list[str] = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
     return next(block for block in blocks if '@app.post("/caseward/actions")' in block)
 
 
@@ -88,7 +88,7 @@ def merchant(monkeypatch: pytest.MonkeyPatch) -> Iterator[Merchant]:
         return {"id": refund["id"], "status": "succeeded"}
 
     namespace: dict[str, Any] = {"__name__": "readme_receiver"}
-    exec(_example(), namespace)  # the README's own code
+    exec(_example(), namespace)  # the guide's own code
     namespace.update(
         read_payment=read_payment,
         read_customer=read_customer,
@@ -116,7 +116,7 @@ def _refund(amount: int = 4800, key: str | None = None) -> ActionRequest:
     )
 
 
-def test_the_readme_receiver_does_each_action_once(merchant: Merchant) -> None:
+def test_the_guide_receiver_does_each_action_once(merchant: Merchant) -> None:
     with merchant_http_client(5.0) as http:
         adapter = MerchantEndpointAdapter(
             merchant.url, SigningSecrets(merchant.secret), http_client=http

@@ -3,7 +3,7 @@
 A receiver holding the secret accepts a signed request and refuses one tampered with,
 too old, signed with a secret it does not hold, or without the headers. During a
 rotation's grace period both secrets sign, so a receiver on either accepts; after it,
-only the new one does. The README's library-free check agrees with the signer.
+only the new one does. The library-free check of docs/merchant-endpoint.md agrees with the signer.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from integrations.merchant_endpoint.signing import (
 )
 
 BODY = json.dumps({"type": "action.status", "idempotency_key": "caseward-action-1"})
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "merchant-endpoint.md"
 
 
 def _now() -> datetime:
@@ -164,15 +164,15 @@ def test_secrets_are_the_standards_form_and_keep_as_stored() -> None:
     assert SigningSecrets.from_json(SigningSecrets(secret).to_json()) == SigningSecrets(secret)
 
 
-def _readme_block(name: str) -> str:
-    """The README's Python block that defines ``name``."""
-    blocks: list[str] = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+def _guide_block(name: str) -> str:
+    """The guide's Python block that defines ``name``."""
+    blocks: list[str] = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
     return next(block for block in blocks if f"def {name}(" in block)
 
 
-def test_the_readme_check_without_a_library_agrees_with_the_signer() -> None:
+def test_the_guide_check_without_a_library_agrees_with_the_signer() -> None:
     namespace: dict[str, Any] = {}
-    exec(_readme_block("signed_with"), namespace)  # the README's own code
+    exec(_guide_block("signed_with"), namespace)  # the guide's own code
     signed_with = namespace["signed_with"]
     old, new = new_secret(), new_secret()
     headers = _signed(SigningSecrets(old).rotated(new, _now()))
