@@ -17,7 +17,7 @@ The sequence:
 5. axe-core checks the open panel in every state (WCAG 2 A and AA): nothing serious or
    critical.
 
-Screenshots of the open panel at each step, and on a phone, are kept for the README
+Screenshots of the open panel at each step, and on a phone, are kept for docs/conversations.md
 (renewed with ``CASEWARD_SCREENSHOTS=1``). axe-core comes from ``npm ci --prefix widget``.
 """
 
@@ -56,7 +56,7 @@ pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
 )
 AXE = Path(__file__).resolve().parents[2] / "widget" / "node_modules" / "axe-core" / "axe.min.js"
-# The README's screenshots are renewed only on request, so an ordinary run leaves the
+# The guide's screenshots are renewed only on request, so an ordinary run leaves the
 # checkout as it was; otherwise they go to a temporary folder.
 SCREENSHOTS = (
     Path(__file__).resolve().parent / "screenshots"
