@@ -5,9 +5,10 @@ The rules this module enforces:
 * every proposal, whoever makes it, passes the same checks (:mod:`app.guard`);
 * an approval counts only for the digest it was given to, only once, and only
   until it expires; editing a proposal voids every approval of it;
-* an approver needs the role and a limit that covers the amount; under the
-  two-person rule the proposer cannot be one of the approvers; nothing is approved
-  while the kill switch is on or the shop is in protection mode;
+* whether a person may approve now (role, limit, two-person rule, the proposal's
+  status and digest, the shop's switches) is decided by
+  :func:`app.approvals.may_approve.why_not_approvable`, and refused here with the
+  first reason it gives;
 * the proposal row is locked while it is approved, so two people clicking at
   once yield one action.
 
@@ -27,6 +28,13 @@ from app import audit
 from app.actors import DRAFTER, WORKER, Actor, ActorKind, Surface, system_actor
 from app.agents.models import AgentCredential
 from app.approvals.digest import digest_of
+from app.approvals.may_approve import (
+    NEXT_STEP,
+    Approver,
+    Refusal,
+    why_not_approvable,
+    why_not_approver,
+)
 from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.cases.customer_link import explained, link_customer
 from app.cases.models import Case, CaseStatus
@@ -40,17 +48,15 @@ from app.lifecycle import move_action, move_case, move_proposal
 from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop, ShopPolicy, StaffRole
-from app.shops.service import current_policy, is_newest_policy, policy_rules, require_role
+from app.shops.service import (
+    current_policy,
+    is_newest_policy,
+    policy_rules,
+    require_role,
+    staff_member,
+)
 from app.words import Code, Sentence, said
 from integrations.provider import CustomerDirectory, ProviderAdapter
-
-# What a person can do next when a proposal is not in the state a request needs.
-_NEXT_STEP = {
-    ProposalStatus.BLOCKED: said("edit it so that its failing checks pass, or reject it"),
-    ProposalStatus.AWAITING_APPROVAL: said("approve or reject it"),
-    ProposalStatus.APPROVED: said("its action is under way: follow the action's status"),
-    ProposalStatus.REJECTED: said("propose a new action instead"),
-}
 
 
 @dataclass(frozen=True)
@@ -128,7 +134,7 @@ def revise_proposal(
             said(
                 "a proposal %(status)s cannot be edited; %(next_step)s",
                 status=Code("proposal", proposal.status),
-                next_step=_NEXT_STEP[ProposalStatus(proposal.status)],
+                next_step=NEXT_STEP[ProposalStatus(proposal.status)],
             ),
             code="proposal_closed",
         )
@@ -163,75 +169,22 @@ def approve_proposal(
     The facts are not re-read here: the worker checks again against fresh provider
     data, under the target lock, right before the call, which is the check that counts.
     """
-    member = require_role(session, shop.id, actor, StaffRole.CAN_APPROVE, said("approve actions"))
+    approver = _approver(session, shop.id, actor)
+    # Who may approve at all is answered before the proposal is read, as any role is.
+    _refuse_with_first(why_not_approver(approver))
     proposal, case, policy = _locked_for_approval(session, shop.id, proposal_id)
-    policy_version = policy.version
-    if digest != digest_of(proposal, policy_version):
-        raise Conflict(
-            said(
-                "the proposal (now revision %(revision)s) or the shop's policy (now version "
-                "%(version)s) changed since it was reviewed; reload it, review it again and "
-                "approve its current digest",
-                revision=str(proposal.revision),
-                version=str(policy_version),
-            ),
-            code="stale_digest",
-        )
-    if proposal.status != ProposalStatus.AWAITING_APPROVAL:
-        raise Conflict(
-            said(
-                "the proposal is %(status)s, not awaiting approval; %(next_step)s",
-                status=Code("proposal", proposal.status),
-                next_step=_NEXT_STEP[ProposalStatus(proposal.status)],
-            ),
-            code=f"proposal_{proposal.status}",
-        )
-    if shop.kill_switch:
-        raise Conflict(
-            said(
-                "the kill switch is on: nothing can be approved until an owner turns it off "
-                "in Settings"
-            ),
-            code="kill_switch",
-        )
-    if not shop.writes_enabled:
-        raise Conflict(
-            said(
-                "the shop is in protection mode (read-only): an owner must turn writes on in "
-                "Settings before anything can be approved"
-            ),
-            code="protection_mode",
-        )
-    if proposal.amount is not None and proposal.currency is not None:
-        limit = int(member.approval_limits.get(proposal.currency, 0))
-        if proposal.amount > limit:
-            raise Forbidden(
-                said(
-                    "%(approver)s may approve up to %(limit)s, not %(amount)s",
-                    approver=actor.ref,
-                    limit=Money(limit, proposal.currency),
-                    amount=Money(proposal.amount, proposal.currency),
-                ),
-                code="over_approval_limit",
-            )
-    if proposal.approvals_required > 1 and actor.ref == proposal.proposed_by:
-        raise Forbidden(
-            said(
-                "this amount needs two people other than the proposer; the proposer cannot "
-                "approve it"
-            ),
-            code="two_person_rule",
-        )
     valid = _valid_approvals(session, proposal, now)
-    if any(approval.approver == actor.ref for approval in valid):
-        raise Conflict(
-            said(
-                "%(approver)s has already approved this proposal; it needs another approver",
-                approver=actor.ref,
-            ),
-            code="already_approved",
+    _refuse_with_first(
+        why_not_approvable(
+            shop=shop,
+            approver=approver,
+            proposal=proposal,
+            approvals=valid,
+            policy_version=policy.version,
+            now=now,
+            reviewed_digest=digest,
         )
-
+    )
     approval = _approval(session, proposal, digest, actor, settings, now)
     audit.record(
         session,
@@ -265,7 +218,7 @@ def reject_proposal(
             said(
                 "the proposal is %(status)s; %(next_step)s",
                 status=Code("proposal", proposal.status),
-                next_step=_NEXT_STEP[ProposalStatus(proposal.status)],
+                next_step=NEXT_STEP[ProposalStatus(proposal.status)],
             ),
             code=f"proposal_{proposal.status}",
         )
@@ -301,6 +254,20 @@ def reopen_after_expiry(
 
 
 # ------------------------------------------------------------------ internals
+
+
+def _approver(session: Session, shop_id: uuid.UUID, actor: Actor) -> Approver:
+    """The actor as :mod:`app.approvals.may_approve` reads a person: staff with their
+    membership's role and limits; anyone else with no role."""
+    member = staff_member(session, shop_id, actor.id) if actor.kind is ActorKind.STAFF else None
+    if member is None:
+        return Approver(actor.ref, None, {})
+    return Approver(actor.ref, member.role, member.approval_limits)
+
+
+def _refuse_with_first(refusals: list[Refusal]) -> None:
+    if refusals:
+        raise refusals[0].error()
 
 
 def _require_agent_allows(actor: Actor, agent: AgentCredential | None, draft: Draft) -> None:

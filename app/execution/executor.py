@@ -66,6 +66,7 @@ from app.lifecycle import ACTION_MOVES, move_action
 from app.settings import Settings
 from app.shops.models import Shop, ShopPolicy
 from app.shops.service import is_newest_policy, policy_rules
+from app.shops.switches import WriteStop, writes_stopped
 from app.words import Sentence, joined, said
 from integrations.provider import (
     ACTION_ID_METADATA_KEY,
@@ -331,15 +332,19 @@ def _stopped_before_checks(
     first: bool,
     now: datetime,
 ) -> bool:
-    """The switches, the approval's expiry and the digest, before any provider call."""
+    """The switches, the approval's expiry and the digest, before any provider call.
+
+    These hold for an action already approved, whoever approved it: the switches are read
+    as a person's approval reads them (:func:`app.shops.switches.writes_stopped`), the
+    first that holds stops it; an expired approval or a changed digest stops it too,
+    which no approval rule can know in advance.
+    """
     stopped = ActionStatus.HALTED if first else ActionStatus.NEEDS_DECISION
-    if shop.uninstalled_at is not None:
-        reason = said("the shop has uninstalled Caseward")
-        stopped = ActionStatus.CANNOT_RUN if first else stopped
-    elif shop.kill_switch:
-        reason = said("the shop's kill switch is on")
-    elif not shop.writes_enabled:
-        reason = said("the shop is in protection mode (read-only)")
+    stops = writes_stopped(shop)
+    if stops:
+        reason = _WRITES_STOPPED[stops[0]]
+        if stops[0] is WriteStop.UNINSTALLED and first:
+            stopped = ActionStatus.CANNOT_RUN
     elif now > action.approval_expires_at:
         reason = said("the approval expired before the action was executed")
         if first and proposal is not None:
@@ -356,6 +361,13 @@ def _stopped_before_checks(
         return False
     _stop(session, action, stopped, reason, now)
     return True
+
+
+_WRITES_STOPPED = {
+    WriteStop.UNINSTALLED: said("the shop has uninstalled Caseward"),
+    WriteStop.KILL_SWITCH: said("the shop's kill switch is on"),
+    WriteStop.PROTECTION_MODE: said("the shop is in protection mode (read-only)"),
+}
 
 
 def _send(

@@ -169,26 +169,38 @@ def require_role(
     """Deny by default: an actor without a role in this shop may do nothing. ``doing``
     completes "may not ...": a sentence such as ``said("manage staff")``."""
     member = staff_member(session, shop_id, actor.id) if actor.kind is ActorKind.STAFF else None
-    if member is None:
-        raise Forbidden(
+    refused = role_refused(actor.ref, None if member is None else member.role, roles, doing)
+    if refused is not None:
+        raise refused
+    assert member is not None  # someone without a role was refused above
+    return member
+
+
+def role_refused(
+    actor_ref: str, role: str | None, roles: tuple[str, ...], doing: Sentence
+) -> Forbidden | None:
+    """Why ``actor_ref``, whose role in the shop is ``role`` (None: they have none, as
+    anyone but staff), may not do ``doing``; None when ``role`` is one of ``roles``."""
+    if role is None:
+        return Forbidden(
             said(
                 "%(actor)s has no role in this shop and may not %(doing)s",
-                actor=actor.ref,
+                actor=actor_ref,
                 doing=doing,
             ),
             code="no_role",
         )
-    if member.role not in roles:
-        raise Forbidden(
+    if role not in roles:
+        return Forbidden(
             said(
                 "%(actor)s is a %(role)s and may not %(doing)s",
-                actor=actor.ref,
-                role=Code("role", member.role),
+                actor=actor_ref,
+                role=Code("role", role),
                 doing=doing,
             ),
             code="role_not_allowed",
         )
-    return member
+    return None
 
 
 def set_writes_enabled(

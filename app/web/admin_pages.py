@@ -39,6 +39,7 @@ from sqlalchemy import select
 from app.agents.models import AgentCredential
 from app.agents.service import proposing_agents
 from app.approvals.in_words import describe_action
+from app.approvals.may_approve import Approver, Reason, Refusal, why_not_approvable
 from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.audit import AuditEvent, ChainReport, verify_chain
 from app.audit_checkpoints import (
@@ -51,6 +52,7 @@ from app.audit_checkpoints import (
 from app.cases.models import Order
 from app.cases.queue import QueueFilter, case_queue
 from app.cases.service import CaseFile, case_audit, case_file
+from app.clock import utcnow
 from app.conversations.linking import Linking
 from app.conversations.service import conversation_of, messages_of
 from app.db import request_session
@@ -66,6 +68,7 @@ from app.web import admin_text
 from app.web.admin_text import (
     catalogue,
     current_locale,
+    in_reader_words,
     moment_text,
     money_text,
     policy_sentences,
@@ -73,7 +76,7 @@ from app.web.admin_text import (
     say,
 )
 from app.web.shopify_admin import bp, embedded_page
-from app.words import said
+from app.words import N_, said
 
 # Statuses in which an action may still move money or change: shown as in flight.
 IN_FLIGHT = (*ActionStatus.IN_FLIGHT, ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION)
@@ -186,6 +189,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
     policy = current_policy(session, shop.id)
     orders_by_payment = _orders_by_target(file.orders)
     agents = proposing_agents(session, (proposal for proposal, _ in file.proposals))
+    now = utcnow()
     proposals = [
         _proposal_view(
             shop,
@@ -195,6 +199,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
             approvals,
             orders_by_payment.get(proposal.target),
             agents.get(proposal.id),
+            now,
         )
         for proposal, approvals in file.proposals
     ]
@@ -240,6 +245,7 @@ def _proposal_view(
     approvals: list[Approval],
     order: Order | None,
     agent: AgentCredential | None,
+    now: datetime,
 ) -> ProposalView:
     may_decide = member.role in StaffRole.CAN_APPROVE and proposal.status in ProposalStatus.OPEN
     return ProposalView(
@@ -262,7 +268,9 @@ def _proposal_view(
         ),
         may_decide=may_decide,
         not_approvable=(
-            _not_approvable(shop, member, policy_version, proposal, approvals) if may_decide else []
+            _not_approvable(shop, member, policy_version, proposal, approvals, now)
+            if may_decide
+            else []
         ),
         agent=agent,
         coverage=_coverage(proposal, order),
@@ -322,51 +330,60 @@ def _not_approvable(
     policy_version: int,
     proposal: Proposal,
     approvals: list[Approval],
+    now: datetime,
 ) -> list[str]:
-    """Why this person's approval would be refused now; empty when it would count."""
+    """Why this person's approval would be refused now, in the admin's words; empty when
+    it would count."""
+    approver = Approver(member.user_id, member.role, member.approval_limits)
+    refusals = why_not_approvable(
+        shop=shop,
+        approver=approver,
+        proposal=proposal,
+        approvals=approvals,
+        policy_version=policy_version,
+        now=now,
+    )
+    return [_refusal_text(refusal, approver, proposal, policy_version) for refusal in refusals]
+
+
+def _refusal_text(
+    refusal: Refusal, approver: Approver, proposal: Proposal, policy_version: int
+) -> str:
     _ = catalogue().gettext
-    reasons = []
-    if proposal.status != ProposalStatus.AWAITING_APPROVAL:
-        reasons.append(
-            _("Its checks do not pass: it can be rejected, or edited and checked again.")
-        )
-    if proposal.policy_version != policy_version:
-        reasons.append(
-            _(
-                "It was checked under policy version %(checked)s and the policy is now at "
-                "version %(now)s: it must be checked again before anyone can approve it."
-            )
-            % {"checked": proposal.policy_version, "now": policy_version}
-        )
-    if shop.kill_switch:
-        reasons.append(
-            _("The kill switch is on: nothing can be approved until an owner releases it.")
-        )
-    if not shop.writes_enabled:
-        reasons.append(
-            _("The shop is in protection mode: an owner must turn writes on in Settings first.")
-        )
-    if proposal.amount is not None and proposal.currency is not None:
-        limit = int(member.approval_limits.get(proposal.currency, 0))
-        if proposal.amount > limit:
-            reasons.append(
-                _("Your approval limit in %(currency)s is %(limit)s.")
-                % {
-                    "currency": proposal.currency.upper(),
-                    "limit": money_text(limit, proposal.currency, current_locale()),
-                }
-            )
-    if proposal.approvals_required > 1 and member.user_id == proposal.proposed_by:
-        reasons.append(_("It needs two people other than its proposer, and you proposed it."))
-    if any(
-        approval.approver == member.user_id
-        and approval.digest == proposal.digest
-        and approval.voided_at is None
-        and approval.consumed_by_action is None
-        for approval in approvals
-    ):
-        reasons.append(_("You have approved it already; it needs another approver."))
-    return reasons
+    if refusal.reason is Reason.POLICY_CHANGED:
+        return _(
+            "It was checked under policy version %(checked)s and the policy is now at "
+            "version %(now)s: it must be checked again before anyone can approve it."
+        ) % {"checked": proposal.policy_version, "now": policy_version}
+    if refusal.reason is Reason.OVER_LIMIT and proposal.currency is not None:
+        return _("Your approval limit in %(currency)s is %(limit)s.") % {
+            "currency": proposal.currency.upper(),
+            "limit": money_text(
+                approver.limit_in(proposal.currency), proposal.currency, current_locale()
+            ),
+        }
+    if refusal.reason in _IN_ADMIN_WORDS:
+        return _(_IN_ADMIN_WORDS[refusal.reason])
+    # A reason the page has no words of its own for (a role it offers no decision to):
+    # what the API would answer, in the reader's language.
+    return in_reader_words(refusal.sentence)
+
+
+# How the case page says a refusal that needs no values, in the admin's words.
+_IN_ADMIN_WORDS = {
+    Reason.NOT_AWAITING_APPROVAL: N_(
+        "Its checks do not pass: it can be rejected, or edited and checked again."
+    ),
+    Reason.SHOP_UNINSTALLED: N_("Not installed: the app was uninstalled from this shop."),
+    Reason.KILL_SWITCH: N_(
+        "The kill switch is on: nothing can be approved until an owner releases it."
+    ),
+    Reason.PROTECTION_MODE: N_(
+        "The shop is in protection mode: an owner must turn writes on in Settings first."
+    ),
+    Reason.PROPOSER: N_("It needs two people other than its proposer, and you proposed it."),
+    Reason.ALREADY_APPROVED: N_("You have approved it already; it needs another approver."),
+}
 
 
 def _action_view(
