@@ -145,6 +145,59 @@ def seed_linen_shop(
     """
     now = now or utcnow()
     stripe = seeding.client(secret_key, settings.stripe_api_base)
+    shop = _shop_and_staff(session, shop_domain=shop_domain, now=now)
+    connection = _stripe_connection(
+        session, shop=shop, restricted_key=restricted_key, box=box, now=now
+    )
+    customer, checkout = _paid_order(session, shop=shop, stripe=stripe, now=now)
+    adapters = connection_adapters(settings, box)
+    if from_chat:
+        case, proposal_id = _chat_story(
+            session, shop=shop, customer=customer, adapters=adapters, settings=settings, now=now
+        )
+        _identity_levels(session, shop=shop, adapters=adapters, settings=settings, now=now)
+    else:
+        case, proposal_id = _proposers_story(
+            session,
+            shop=shop,
+            customer=customer,
+            payment_intent_id=checkout.payment_intent_id,
+            adapters=adapters,
+            settings=settings,
+            now=now,
+        )
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="demo.seeded",
+        actor=AS_OWNER,
+        case_id=case.id,
+        data={"order": ORDER_NAME},
+        now=now,
+    )
+    session.flush()
+    if webhook_base_url:
+        session.commit()
+        register_webhook_endpoint(
+            session,
+            connection,
+            stripe=stripe,
+            base_url=webhook_base_url,
+            box=box,
+            now=now,
+        )
+    return LinenShop(
+        shop.id,
+        case.id,
+        proposal_id,
+        connection.id,
+        checkout.customer_id,
+        checkout.payment_intent_id,
+    )
+
+
+def _shop_and_staff(session: Session, *, shop_domain: str, now: datetime) -> Shop:
+    """The shop, with its owner, approver and proposer (:data:`STAFF`)."""
     shop = Shop(domain=shop_domain, name="Linen & Loom", created_at=now)
     session.add(shop)
     session.flush()
@@ -159,6 +212,14 @@ def seed_linen_shop(
             )
         )
     session.flush()
+    return shop
+
+
+def _stripe_connection(
+    session: Session, *, shop: Shop, restricted_key: str, box: SecretBox, now: datetime
+) -> Connection:
+    """The shop's Stripe connection through ``restricted_key``, writes enabled, as the
+    owner's doing; its webhook endpoint is registered later, once the shop is committed."""
     connection = save_stripe_connection(
         session,
         shop=shop,
@@ -170,7 +231,14 @@ def seed_linen_shop(
         now=now,
     ).connection
     set_writes_enabled(session, shop=shop, actor=AS_OWNER, enabled=True, now=now)
+    return connection
 
+
+def _paid_order(
+    session: Session, *, shop: Shop, stripe: StripeClient, now: datetime
+) -> tuple[Customer, seeding.PaidCheckout]:
+    """Maya, and her order #1001 of two aprons, paid $96.00 at Stripe and delivered three
+    days ago."""
     checkout = seeding.paid_checkout(
         stripe, email="maya@example.com", name="Maya Lin", amount=9600, currency="usd"
     )
@@ -211,71 +279,52 @@ def seed_linen_shop(
             created_at=now - timedelta(days=8),
         )
     )
-    adapters = connection_adapters(settings, box)
-    if from_chat:
-        case, proposal_id = _chat_story(
-            session, shop=shop, customer=customer, adapters=adapters, settings=settings, now=now
-        )
-        _identity_levels(session, shop=shop, adapters=adapters, settings=settings, now=now)
-    else:
-        case = open_case(
-            session,
-            shop=shop,
-            actor=AS_PROPOSER,
-            customer_id=customer.id,
-            subject=SUBJECT,
-            request_text=MAYAS_MESSAGE,
-            identity_level="strong",
-            now=now,
-        )
-        proposal_id = create_proposal(
-            session,
-            shop=shop,
-            case=case,
-            actor=AS_PROPOSER,
-            draft=parse_draft(
-                {
-                    "kind": "refund",
-                    "target": checkout.payment_intent_id,
-                    "amount": 4800,
-                    "currency": "usd",
-                    "line_items": [{"line_id": APRON_LINE, "amount": 4800}],
-                    "params": {"reason": "requested_by_customer"},
-                    "reason": "One of two aprons arrived damaged; refund that apron.",
-                }
-            ),
-            adapter=adapters(session, shop.id, "stripe"),
-            settings=settings,
-            now=now,
-        ).proposal.id
-    audit.record(
+    return customer, checkout
+
+
+def _proposers_story(
+    session: Session,
+    *,
+    shop: Shop,
+    customer: Customer,
+    payment_intent_id: str,
+    adapters: AdapterFactory,
+    settings: Settings,
+    now: datetime,
+) -> tuple[Case, uuid.UUID]:
+    """The proposer opens Maya's case from her message and proposes a $48 refund of one
+    apron, for a person to approve."""
+    case = open_case(
         session,
-        shop_id=shop.id,
-        kind="demo.seeded",
-        actor=AS_OWNER,
-        case_id=case.id,
-        data={"order": ORDER_NAME},
+        shop=shop,
+        actor=AS_PROPOSER,
+        customer_id=customer.id,
+        subject=SUBJECT,
+        request_text=MAYAS_MESSAGE,
+        identity_level="strong",
         now=now,
     )
-    session.flush()
-    if webhook_base_url:
-        session.commit()
-        register_webhook_endpoint(
-            session,
-            connection,
-            stripe=stripe,
-            base_url=webhook_base_url,
-            box=box,
-            now=now,
-        )
-    return LinenShop(
-        shop.id,
-        case.id,
-        proposal_id,
-        connection.id,
-        checkout.customer_id,
-        checkout.payment_intent_id,
-    )
+    proposal = create_proposal(
+        session,
+        shop=shop,
+        case=case,
+        actor=AS_PROPOSER,
+        draft=parse_draft(
+            {
+                "kind": "refund",
+                "target": payment_intent_id,
+                "amount": 4800,
+                "currency": "usd",
+                "line_items": [{"line_id": APRON_LINE, "amount": 4800}],
+                "params": {"reason": "requested_by_customer"},
+                "reason": "One of two aprons arrived damaged; refund that apron.",
+            }
+        ),
+        adapter=adapters(session, shop.id, "stripe"),
+        settings=settings,
+        now=now,
+    ).proposal
+    return case, proposal.id
 
 
 def _chat_story(

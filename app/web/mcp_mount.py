@@ -5,7 +5,7 @@ processes, with the same database, Redis and settings. The sequence in each proc
 
 1. :func:`mount` puts :class:`McpEndpoint` in front of the Flask app for ``/mcp`` (and
    below it); nothing starts yet, so commands that build the app start no thread;
-2. the first request to ``/mcp`` builds the server (``app/mcp_server.py``) over the
+2. the first request to ``/mcp`` builds the server (``app/agents/mcp_server.py``) over the
    app's session factory, adapters, queue and Redis, starts one event loop in a daemon
    thread, and enters the SDK session manager's ``run()`` context on that loop, where
    it stays for the life of the process (it must be running while requests come);
@@ -32,8 +32,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app.agents.call_limit import call_limit
+from app.agents.mcp_server import ServerContext, build_server, streamable_http_sessions
 from app.db import db
-from app.mcp_server import ServerContext, build_server, streamable_http_sessions
 from app.queue import RedisExtension
 from app.settings import Settings
 from app.web.dispatch import queue_execution

@@ -25,6 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.actors import Surface, staff
+from app.agents.mcp_server import SECRET_ENV_VAR
 from app.agents.models import AgentCredential, AgentTool
 from app.agents.service import issue_agent_credential, revoke_agent_credential
 from app.approvals.models import Proposal
@@ -37,7 +38,6 @@ from app.crypto import secret_box
 from app.demo import APPROVER, APRON_LINE, OWNER, PROPOSER, SUBJECT, LinenShop
 from app.drafting.models import CaseDraftRecord
 from app.errors import Forbidden
-from app.mcp_server import SECRET_ENV_VAR
 from app.settings import Settings, SettingsError
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop
@@ -137,6 +137,58 @@ def test_six_tools_are_listed_and_none_approves_executes_or_sends(
     assert "a person to approve it in Caseward" in (propose.description or "")
 
 
+def _text_argument(title: str) -> dict[str, str]:
+    return {"title": title, "type": "string"}
+
+
+def _arguments(tool: str, **properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "properties": properties,
+        "required": list(properties),
+        "title": f"{tool}Arguments",
+        "type": "object",
+    }
+
+
+# What an agent's client was told each tool takes, as the server first listed them: a
+# client that cached these schemas keeps working.
+LISTED_ARGUMENTS = {
+    "find_case": _arguments("find_case", customer_email=_text_argument("Customer Email")),
+    "read_case": _arguments("read_case", case_id=_text_argument("Case Id")),
+    "list_orders_and_payments": _arguments(
+        "list_orders_and_payments", case_id=_text_argument("Case Id")
+    ),
+    "propose_action": _arguments(
+        "propose_action",
+        case_id=_text_argument("Case Id"),
+        proposal={"additionalProperties": True, "title": "Proposal", "type": "object"},
+    ),
+    "action_status": _arguments("action_status", action_id=_text_argument("Action Id")),
+    "draft_reply": _arguments(
+        "draft_reply", case_id=_text_argument("Case Id"), text=_text_argument("Text")
+    ),
+}
+
+
+def test_each_tool_is_listed_with_the_arguments_it_always_took(
+    session: Session, linen: LinenShop, mcp_url: str
+) -> None:
+    _credential, secret = _issue(session, linen)
+
+    tools = Agent(mcp_url, secret).tools()
+
+    assert {tool.name: tool.input_schema for tool in tools} == LISTED_ARGUMENTS
+    assert [tool.name for tool in tools] == list(LISTED_ARGUMENTS)
+    assert [
+        tool.name for tool in tools if tool.annotations and tool.annotations.read_only_hint
+    ] == [
+        "find_case",
+        "read_case",
+        "list_orders_and_payments",
+        "action_status",
+    ]
+
+
 def test_a_48_dollar_refund_waits_for_a_person(
     session: Session, settings: Settings, linen: LinenShop, mcp_url: str
 ) -> None:
@@ -165,6 +217,38 @@ def test_a_48_dollar_refund_waits_for_a_person(
         proposed["proposal_id"]
     ] == "awaiting_approval"
     assert read["actions"] == []
+
+
+def test_a_refund_above_what_was_paid_is_blocked_with_each_failed_check_named(
+    session: Session, linen: LinenShop, mcp_url: str
+) -> None:
+    _credential, secret = _issue(session, linen)
+    agent = Agent(mcp_url, secret)
+
+    proposed = agent.answer(
+        "propose_action", case_id=str(linen.case_id), proposal=_refund(linen, 20_000)
+    )
+    read = agent.answer("read_case", case_id=str(linen.case_id))
+
+    failed = [
+        {
+            "check": "refundable_remaining",
+            "reason": "Refund of $200.00 exceeds what is left to refund ($96.00 of $96.00 "
+            "captured: $0.00 refunded, $0.00 in flight).",
+        },
+        {
+            "check": "line_items",
+            "reason": "Refund of $200.00 for Linen apron, natural (line apron-natural) exceeds "
+            "what is left for that line ($96.00 of $96.00 paid: $0.00 refunded, $0.00 in "
+            "flight).",
+        },
+    ]
+    assert (proposed["status"], proposed["verdict_outcome"]) == ("blocked", "blocked")
+    assert proposed["failed_checks"] == failed
+    assert [(p["verdict_outcome"], p["failed_checks"]) for p in read["proposals"]] == [
+        ("needs_approval", []),
+        ("blocked", failed),
+    ]
 
 
 def test_a_case_is_found_only_by_an_identity_caseward_verified(
@@ -519,7 +603,7 @@ def test_over_stdio_the_secret_comes_from_the_environment_and_revoking_is_at_onc
     credential, secret = _issue(session, linen)
     server = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "app.mcp_server", "--stdio"],
+        args=["-m", "app.agents.mcp_server", "--stdio"],
         cwd=Path(__file__).resolve().parents[2],
         env={
             "DATABASE_URL": settings.database_url,

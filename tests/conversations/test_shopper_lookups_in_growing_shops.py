@@ -40,7 +40,7 @@ from app.conversations.service import start_conversation
 from app.db import Database
 from app.errors import TooManyRequests
 from app.guard import IdentityLevel
-from app.mcp_server import _find_case
+from app.agents.mcp_server import _find_case
 from app.shops.models import Shop
 
 # One shop's customers: enough that reading all of them shows in the plan, few enough

@@ -26,7 +26,7 @@ Every tool call, in order:
 
 The web app serves the tools over streamable HTTP at ``/mcp`` (``web/mcp_mount.py``,
 stateless, JSON answers: any web worker answers any request);
-``python -m app.mcp_server --stdio`` serves one agent over stdio.
+``python -m app.agents.mcp_server --stdio`` serves one agent over stdio.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from app.errors import CasewardError, Forbidden, InvalidInput, NotFound
 from app.execution.models import Action, ActionStatus
 from app.execution.providers import AdapterFactory, connection_adapters
 from app.execution.queueing import enqueue_execution, execution_queue
+from app.guard import Verdict
 from app.guard.identity import IdentityLevel
 from app.queue import connect_redis
 from app.settings import Settings
@@ -125,122 +126,17 @@ def context_from_settings(settings: Settings) -> ServerContext:
 
 
 def build_server(context: ServerContext, *, stdio_secret: str | None = None) -> MCPServer:
-    """The MCP server and its six tools. ``stdio_secret`` is the agent's secret when
-    there are no HTTP headers to carry it (stdio)."""
+    """The MCP server and its six tools, added in the order they are listed.
+    ``stdio_secret`` is the agent's secret when there are no HTTP headers to carry it
+    (stdio)."""
     server = MCPServer(name="caseward", instructions=INSTRUCTIONS)
-
-    def call(ctx: Context, tool: AgentTool, accepts: Iterable[str], work: _Work) -> dict[str, Any]:
-        return _authenticated_call(
-            context, _secret(ctx, stdio_secret), tool, _unknown_arguments(ctx, accepts), work
-        )
-
-    @server.tool(
-        name=AgentTool.FIND_CASE,
-        description=(
-            "Find the newest cases of the customer with this email address, in the shop "
-            "your credential belongs to, among the cases whose customer Caseward has "
-            "verified (identity level medium: the helpdesk sender's address; strong: a "
-            "storefront login or a one-time code). An unverified conversation is not "
-            "found here: the customer verifies first. Read-only. " + HAND_OVER
-        ),
-        annotations=_READ_ONLY,
-    )
-    def find_case(customer_email: str, ctx: Context) -> dict[str, Any]:
-        return call(
-            ctx,
-            AgentTool.FIND_CASE,
-            ("customer_email",),
-            lambda s, c: _find_case(s, c, customer_email),
-        )
-
-    @server.tool(
-        name=AgentTool.READ_CASE,
-        description=(
-            "Read one case: its status, how sure Caseward is who the customer is "
-            "(identity level), the customer's orders, the proposals made with the checks' "
-            "outcome, and the actions with their status. Read-only. " + HAND_OVER
-        ),
-        annotations=_READ_ONLY,
-    )
-    def read_case(case_id: str, ctx: Context) -> dict[str, Any]:
-        return call(ctx, AgentTool.READ_CASE, ("case_id",), lambda s, c: _read_case(s, c, case_id))
-
-    @server.tool(
-        name=AgentTool.LIST_ORDERS_AND_PAYMENTS,
-        description=(
-            "List the orders of a case's customer, each with the payment behind it "
-            "(provider, payment id, amount in integer minor units), what Caseward has "
-            "refunded of it as the provider reported, and what is still in flight; and "
-            "the case's actions. Read-only. " + HAND_OVER
-        ),
-        annotations=_READ_ONLY,
-    )
-    def list_orders_and_payments(case_id: str, ctx: Context) -> dict[str, Any]:
-        return call(
-            ctx,
-            AgentTool.LIST_ORDERS_AND_PAYMENTS,
-            ("case_id",),
-            lambda s, c: _orders_and_payments(s, c, case_id),
-        )
-
-    @server.tool(
-        name=AgentTool.PROPOSE_ACTION,
-        description=(
-            "Propose an action on a case. `proposal` is the JSON of Caseward's "
-            "POST /api/cases/{case_id}/proposals: kind, target, amount and currency (integer "
-            "minor units), line_items, params, reason; nothing else is accepted. The proposal "
-            "is checked against the payment provider and then waits for a person to approve "
-            "it in Caseward (or a policy the shop's owner set there). This tool never approves "
-            "or executes anything; it returns the proposal's status and the checks' outcome. "
-            + HAND_OVER
-        ),
-        annotations=_ADDS_FOR_A_PERSON,
-    )
-    def propose_action(case_id: str, proposal: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        return call(
-            ctx,
-            AgentTool.PROPOSE_ACTION,
-            ("case_id", "proposal"),
-            lambda s, c: _propose(context, s, c, case_id, proposal),
-        )
-
-    @server.tool(
-        name=AgentTool.ACTION_STATUS,
-        description=(
-            "The status of an action (after a person approved a proposal): queued, "
-            "submitting, succeeded, failed and so on, as the payment provider reported it. "
-            "Read-only. " + HAND_OVER
-        ),
-        annotations=_READ_ONLY,
-    )
-    def action_status(action_id: str, ctx: Context) -> dict[str, Any]:
-        return call(
-            ctx,
-            AgentTool.ACTION_STATUS,
-            ("action_id",),
-            lambda s, c: _action_status(s, c, action_id),
-        )
-
-    @server.tool(
-        name=AgentTool.DRAFT_REPLY,
-        description=(
-            "Draft a reply to the customer of a case. It is checked against what the "
-            "payment provider has reported for the case's actions and the amounts under "
-            'review: a reply that says more ("your refund has been processed" before the '
-            "provider said so, or another amount) is refused with the problems named. "
-            "Otherwise it is kept as your draft for a person to read and send; this tool "
-            "never sends it. " + HAND_OVER
-        ),
-        annotations=_ADDS_FOR_A_PERSON,
-    )
-    def draft_reply(case_id: str, text: str, ctx: Context) -> dict[str, Any]:
-        return call(
-            ctx,
-            AgentTool.DRAFT_REPLY,
-            ("case_id", "text"),
-            lambda s, c: _draft_reply(context, s, c, case_id, text),
-        )
-
+    calls = _Calls(context, stdio_secret)
+    _add_find_case(server, calls)
+    _add_read_case(server, calls)
+    _add_list_orders_and_payments(server, calls)
+    _add_propose_action(server, calls)
+    _add_action_status(server, calls)
+    _add_draft_reply(server, calls)
     return server
 
 
@@ -262,6 +158,143 @@ def streamable_http_sessions(
     return server.session_manager
 
 
+# ------------------------------------------------------------------ the tools listed
+# Each function's name is its tool's name: the SDK titles the input schema after it.
+
+
+def _add_find_case(server: MCPServer, calls: _Calls) -> None:
+    """``find_case``: the newest verified cases of a customer, by email address."""
+
+    @server.tool(
+        name=AgentTool.FIND_CASE,
+        description=(
+            "Find the newest cases of the customer with this email address, in the shop "
+            "your credential belongs to, among the cases whose customer Caseward has "
+            "verified (identity level medium: the helpdesk sender's address; strong: a "
+            "storefront login or a one-time code). An unverified conversation is not "
+            "found here: the customer verifies first. Read-only. " + HAND_OVER
+        ),
+        annotations=_READ_ONLY,
+    )
+    def find_case(customer_email: str, ctx: Context) -> dict[str, Any]:
+        return calls.run(
+            ctx,
+            AgentTool.FIND_CASE,
+            ("customer_email",),
+            lambda s, c: _find_case(s, c, customer_email),
+        )
+
+
+def _add_read_case(server: MCPServer, calls: _Calls) -> None:
+    """``read_case``: one case with its orders, proposals and actions."""
+
+    @server.tool(
+        name=AgentTool.READ_CASE,
+        description=(
+            "Read one case: its status, how sure Caseward is who the customer is "
+            "(identity level), the customer's orders, the proposals made with the checks' "
+            "outcome, and the actions with their status. Read-only. " + HAND_OVER
+        ),
+        annotations=_READ_ONLY,
+    )
+    def read_case(case_id: str, ctx: Context) -> dict[str, Any]:
+        return calls.run(
+            ctx, AgentTool.READ_CASE, ("case_id",), lambda s, c: _read_case(s, c, case_id)
+        )
+
+
+def _add_list_orders_and_payments(server: MCPServer, calls: _Calls) -> None:
+    """``list_orders_and_payments``: a case's orders, each with its payment and refunds."""
+
+    @server.tool(
+        name=AgentTool.LIST_ORDERS_AND_PAYMENTS,
+        description=(
+            "List the orders of a case's customer, each with the payment behind it "
+            "(provider, payment id, amount in integer minor units), what Caseward has "
+            "refunded of it as the provider reported, and what is still in flight; and "
+            "the case's actions. Read-only. " + HAND_OVER
+        ),
+        annotations=_READ_ONLY,
+    )
+    def list_orders_and_payments(case_id: str, ctx: Context) -> dict[str, Any]:
+        return calls.run(
+            ctx,
+            AgentTool.LIST_ORDERS_AND_PAYMENTS,
+            ("case_id",),
+            lambda s, c: _orders_and_payments(s, c, case_id),
+        )
+
+
+def _add_propose_action(server: MCPServer, calls: _Calls) -> None:
+    """``propose_action``: a proposal on a case, checked, waiting for a person."""
+
+    @server.tool(
+        name=AgentTool.PROPOSE_ACTION,
+        description=(
+            "Propose an action on a case. `proposal` is the JSON of Caseward's "
+            "POST /api/cases/{case_id}/proposals: kind, target, amount and currency (integer "
+            "minor units), line_items, params, reason; nothing else is accepted. The proposal "
+            "is checked against the payment provider and then waits for a person to approve "
+            "it in Caseward (or a policy the shop's owner set there). This tool never approves "
+            "or executes anything; it returns the proposal's status and the checks' outcome. "
+            + HAND_OVER
+        ),
+        annotations=_ADDS_FOR_A_PERSON,
+    )
+    def propose_action(case_id: str, proposal: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return calls.run(
+            ctx,
+            AgentTool.PROPOSE_ACTION,
+            ("case_id", "proposal"),
+            lambda s, c: _propose(calls.context, s, c, case_id, proposal),
+        )
+
+
+def _add_action_status(server: MCPServer, calls: _Calls) -> None:
+    """``action_status``: an approved action's status, as the provider reported it."""
+
+    @server.tool(
+        name=AgentTool.ACTION_STATUS,
+        description=(
+            "The status of an action (after a person approved a proposal): queued, "
+            "submitting, succeeded, failed and so on, as the payment provider reported it. "
+            "Read-only. " + HAND_OVER
+        ),
+        annotations=_READ_ONLY,
+    )
+    def action_status(action_id: str, ctx: Context) -> dict[str, Any]:
+        return calls.run(
+            ctx,
+            AgentTool.ACTION_STATUS,
+            ("action_id",),
+            lambda s, c: _action_status(s, c, action_id),
+        )
+
+
+def _add_draft_reply(server: MCPServer, calls: _Calls) -> None:
+    """``draft_reply``: a reply to a case's customer, checked and kept for a person to send."""
+
+    @server.tool(
+        name=AgentTool.DRAFT_REPLY,
+        description=(
+            "Draft a reply to the customer of a case. It is checked against what the "
+            "payment provider has reported for the case's actions and the amounts under "
+            'review: a reply that says more ("your refund has been processed" before the '
+            "provider said so, or another amount) is refused with the problems named. "
+            "Otherwise it is kept as your draft for a person to read and send; this tool "
+            "never sends it. " + HAND_OVER
+        ),
+        annotations=_ADDS_FOR_A_PERSON,
+    )
+    def draft_reply(case_id: str, text: str, ctx: Context) -> dict[str, Any]:
+        return calls.run(
+            ctx,
+            AgentTool.DRAFT_REPLY,
+            ("case_id", "text"),
+            lambda s, c: _draft_reply(calls.context, s, c, case_id, text),
+        )
+
+
 # ------------------------------------------------------------------ each call
 
 
@@ -274,6 +307,27 @@ class _Answer:
 
 
 _Work = Callable[[Session, AgentCredential], _Answer]
+
+
+@dataclass(frozen=True)
+class _Calls:
+    """How every tool runs its work: as the agent whose secret the call carries, through
+    the steps of :func:`_authenticated_call`."""
+
+    context: ServerContext
+    stdio_secret: str | None
+
+    def run(
+        self, ctx: Context, tool: AgentTool, accepts: Iterable[str], work: _Work
+    ) -> dict[str, Any]:
+        """``work``'s answer for a call of ``tool``, which takes the arguments ``accepts``."""
+        return _authenticated_call(
+            self.context,
+            _secret(ctx, self.stdio_secret),
+            tool,
+            _unknown_arguments(ctx, accepts),
+            work,
+        )
 
 
 def _secret(ctx: Context, stdio_secret: str | None) -> str | None:
@@ -538,7 +592,8 @@ def _order_and_payment(order: Order, refunds: list[Action]) -> dict[str, Any]:
 
 
 def _proposal(proposal: Proposal) -> dict[str, Any]:
-    verdict = proposal.verdict or {}
+    # Every stored proposal carries its verdict; an empty one reads as no outcome.
+    verdict = Verdict.from_dict(proposal.verdict) if proposal.verdict else None
     return {
         "proposal_id": str(proposal.id),
         "kind": proposal.kind,
@@ -547,12 +602,11 @@ def _proposal(proposal: Proposal) -> dict[str, Any]:
         "currency": proposal.currency,
         "status": proposal.status,
         "proposed_by": proposal.proposed_by,
-        "verdict_outcome": verdict.get("outcome"),
+        "verdict_outcome": verdict.outcome.value if verdict else None,
         "approvals_required": proposal.approvals_required,
         "failed_checks": [
-            {"check": check["name"], "reason": check["reason"]}
-            for check in verdict.get("checks", [])
-            if not check["passed"]
+            {"check": check.name, "reason": check.reason}
+            for check in (verdict.failed if verdict else ())
         ],
     }
 
@@ -582,7 +636,7 @@ def _uuid(value: str, field: str) -> uuid.UUID:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m app.mcp_server", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m app.agents.mcp_server", description=__doc__)
     parser.add_argument(
         "--stdio",
         action="store_true",
