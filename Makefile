@@ -14,6 +14,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check app integrations migrations tests widget
 	$(BIN)/python widget/build.py
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 install: $(STAMP)
 

@@ -23,6 +23,7 @@ from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
 
 from app.actors import Actor, ActorKind, Surface, system_actor
+from app.agents.mcp_server import _find_case
 from app.agents.models import AgentCredential
 from app.cases.models import Case, CaseStatus, Customer, Order
 from app.cases.store_orders import customers_of_order_change
@@ -40,7 +41,6 @@ from app.conversations.service import start_conversation
 from app.db import Database
 from app.errors import TooManyRequests
 from app.guard import IdentityLevel
-from app.agents.mcp_server import _find_case
 from app.shops.models import Shop
 
 # One shop's customers: enough that reading all of them shows in the plan, few enough

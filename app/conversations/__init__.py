@@ -1,0 +1,1 @@
+"""Conversations on every channel, who the shopper is, and what they are told."""

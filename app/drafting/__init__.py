@@ -1,0 +1,1 @@
+"""Drafting a case: the brief, the drafters, the claim, and the reply composed from facts."""
