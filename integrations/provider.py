@@ -6,7 +6,8 @@ talks to a provider about money:
 * ``facts(target)``: fresh facts about the payment, customer or subscription an
   action touches;
 * ``submit(request)``: send the one write, with the caller's idempotency key, and
-  return what the provider answered, or raise :class:`OutcomeUnknown`;
+  return what the provider answered, or raise :class:`OutcomeUnknown`; a request
+  the adapter will not build raises :class:`InvalidRequest` before anything is sent;
 * ``find(request)``: after an unclear outcome, look for the write's effect at the
   provider by the metadata we attached.
 
@@ -269,6 +270,12 @@ class Throttled(ProviderError):
         super().__init__(message)
         self.retry_after = retry_after
         self.asked = asked
+
+
+class InvalidRequest(ProviderError):
+    """The adapter would not build the request (no positive amount, no or an unknown
+    currency, a parameter out of range, a target of another kind): nothing was sent, and
+    the same request would be refused the same way, so it is never sent again."""
 
 
 class IdempotencyConflict(ProviderError):

@@ -21,6 +21,8 @@ The sequence for a queued action (see ARCHITECTURE.md):
 A job that cannot run (the shop's connection is gone, the adapter refuses to
 build, the provider no longer knows the shop's key) ends its action as
 ``cannot_run``, in front of a person, instead of being queued again at every sweep.
+Any other error fails the job and is never read as "nothing was sent": the action keeps
+its status (``submitting`` once marked) and the sweeper looks it up.
 An approval that expired unsent sends the proposal back for approval: a new approval
 makes a new action with a new key.
 
@@ -75,6 +77,7 @@ from integrations.provider import (
     CredentialsRefused,
     CustomerFacts,
     IdempotencyConflict,
+    InvalidRequest,
     NotSent,
     OutcomeUnknown,
     PaymentFacts,
@@ -90,8 +93,9 @@ from integrations.provider import (
 log = logging.getLogger(__name__)
 
 # A job that cannot run: no connection, refused credentials (when the adapter is built or
-# at the fresh read), an adapter that refuses to build the request.
-_CANNOT_RUN = (CasewardError, CredentialsRefused, ValueError)
+# at the fresh read), an adapter that refuses to build the request. Any other error fails
+# the job, so a bug is never recorded as "nothing was sent".
+_CANNOT_RUN = (CasewardError, CredentialsRefused, InvalidRequest)
 # Pauses before resending a request that never reached the provider, when it gave no
 # Retry-After: short, since nothing is in doubt, but not a hot loop against an outage.
 _UNSENT_FIRST_PAUSE = 0.5
@@ -382,8 +386,7 @@ def _send(
     error: Exception | None = None
     try:
         answer = adapter.submit(request)
-    except (ProviderError, ValueError) as exc:
-        # ValueError: the adapter refused to build the request, so nothing left this time.
+    except ProviderError as exc:
         error = exc
     with ctx.session_factory() as session, session.begin():
         status, resend_in = _record(ctx, session, action_id, attempt, answer, error)

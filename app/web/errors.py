@@ -1,4 +1,9 @@
-"""Every error leaves as JSON naming what went wrong, never as an HTML page."""
+"""Every error leaves as JSON naming what went wrong, never as an HTML page.
+
+The domain's errors know nothing of HTTP: :data:`STATUSES` gives each its status, and
+every answer to one (here, the storefront's own handler, the record of a refusal) reads
+it through :func:`status_of`.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,39 @@ from redis.exceptions import RedisError
 from werkzeug.exceptions import HTTPException
 
 from app.db import request_session
-from app.errors import CasewardError
+from app.errors import (
+    CasewardError,
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    ProviderUnavailable,
+    TooManyRequests,
+    Unauthenticated,
+)
 from app.web.admin_text import in_reader_words
 from app.web.limits import too_large_message
 from app.web.refusals import record_refusal
 from app.words import said
 from integrations.provider import CredentialsRefused, ProviderError, ProviderRejected, Throttled
+
+# The status of each domain error, most specific class first: the first class the error
+# is an instance of answers (a subclass not listed answers as its parent).
+STATUSES: tuple[tuple[type[CasewardError], int], ...] = (
+    (InvalidInput, 400),
+    (Unauthenticated, 401),
+    (Forbidden, 403),
+    (NotFound, 404),
+    (Conflict, 409),
+    (TooManyRequests, 429),
+    (ProviderUnavailable, 502),
+    (CasewardError, 400),
+)
+
+
+def status_of(error: CasewardError) -> int:
+    """The HTTP status the web answers ``error`` with (see :data:`STATUSES`)."""
+    return next(status for kind, status in STATUSES if isinstance(error, kind))
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -21,13 +53,14 @@ def register_error_handlers(app: Flask) -> None:
         # Nothing half-written: whatever the request changed before failing is dropped,
         # and only then is the refusal itself put on the record.
         request_session().rollback()
-        record_refusal(error)
+        status = status_of(error)
+        record_refusal(error, status)
         body: dict[str, object] = {"code": error.code, "message": in_reader_words(error.sentence)}
         if error.field is not None:
             body["field"] = error.field
         response = jsonify({"error": body})
         response.headers.update(error.headers)
-        return response, error.status
+        return response, status
 
     @app.errorhandler(ProviderError)
     def provider_error(error: ProviderError) -> tuple[Response, int]:

@@ -71,6 +71,7 @@ from app.shops.models import Shop
 from app.validation import text
 from app.web.api.parsing import json_body
 from app.web.dispatch import queue_drafting, queue_execution
+from app.web.errors import status_of
 from app.web.security import limiter
 from app.web.shopify_admin import shopify_auth
 from app.web.widget_words import labels
@@ -332,7 +333,7 @@ def refused(error: CasewardError) -> tuple[Response, int]:
         body["field"] = error.field
     response = jsonify({"error": body})
     response.headers.update(error.headers)
-    return response, error.status
+    return response, status_of(error)
 
 
 # ---------------------------------------------------------------- helpers

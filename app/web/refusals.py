@@ -27,15 +27,16 @@ from app.execution.models import Action
 RECORDED_STATUSES = frozenset({401, 403, 409})
 
 
-def record_refusal(error: CasewardError) -> None:
+def record_refusal(error: CasewardError, status: int) -> None:
     """Append a ``request.refused`` event to the shop's chain, outside the request's
-    (rolled back) transaction. Call only after that rollback."""
+    (rolled back) transaction, for ``error`` answered with ``status``. Call only after
+    that rollback."""
     shop_id: uuid.UUID | None = g.get("refused_shop_id") or (g.shop.id if "shop" in g else None)
-    if shop_id is None or "actor" not in g or error.status not in RECORDED_STATUSES:
+    if shop_id is None or "actor" not in g or status not in RECORDED_STATUSES:
         return
     named = {k: str(v) for k, v in (request.view_args or {}).items() if k.endswith("_id")}
     data: dict[str, object] = {
-        "status": error.status,
+        "status": status,
         "code": error.code,
         "message": error.message,
         "method": request.method,

@@ -24,7 +24,8 @@ Errors map as Stripe's do: a refused connection is :class:`NotSent` (no byte lef
 403 :class:`PermissionDenied`; any other 4xx :class:`ProviderRejected`. Redirects are never
 followed. A new connection that reaches an address the endpoint may not have (see
 :mod:`.addresses`) is closed before anything is sent on it: :class:`ProviderRejected` with
-the code ``endpoint_not_public``. Neither secrets nor signatures are logged or shown by
+the code ``endpoint_not_public``; a request its secrets cannot sign is
+:class:`InvalidRequest`, not sent. Neither secrets nor signatures are logged or shown by
 ``repr``.
 """
 
@@ -44,6 +45,7 @@ from integrations.provider import (
     CredentialsRefused,
     CustomerFacts,
     IdempotencyConflict,
+    InvalidRequest,
     NotSent,
     OutcomeUnknown,
     PaymentFacts,
@@ -223,7 +225,11 @@ class MerchantEndpointAdapter:
 
     def _send(self, path: str, body: str, headers: Mapping[str, str]) -> httpx.Response:
         now = self._now()
-        signed = sign(self._secrets.in_use(now), body, now=now)
+        try:
+            signed = sign(self._secrets.in_use(now), body, now=now)
+        except ValueError as exc:
+            # A stored secret that cannot sign: it would not sign a resend either.
+            raise InvalidRequest(f"{self._base}{path}: not sent, not signed ({exc})") from exc
         try:
             return self._http.post(
                 f"{self._base}{path}",

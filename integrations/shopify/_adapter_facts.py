@@ -27,6 +27,7 @@ import re
 from integrations.provider import (
     ACTION_ID_METADATA_KEY,
     CustomerFacts,
+    InvalidRequest,
     OrderFacts,
     OrderLine,
     PaymentFacts,
@@ -78,7 +79,7 @@ class IncompleteOrder(ProviderError):
 def marker(action_id: str) -> str:
     """The text that names our action on a Shopify object: ``caseward_action_id=<id>``."""
     if not _ACTION_ID.fullmatch(action_id):
-        raise ValueError(f"an action id is letters, digits, '-' and '_', not {action_id!r}")
+        raise InvalidRequest(f"an action id is letters, digits, '-' and '_', not {action_id!r}")
     return f"{ACTION_ID_METADATA_KEY}={action_id}"
 
 
@@ -101,13 +102,15 @@ def metadata_for(text: str | None) -> dict[str, str]:
 
 def order_target(target: str) -> str:
     if not ORDER_GID.fullmatch(target):
-        raise ValueError(f"a Shopify refund target is an order gid, not {target!r}")
+        raise InvalidRequest(f"a Shopify refund target is an order gid, not {target!r}")
     return target
 
 
 def customer_target(target: str) -> str:
     if not CUSTOMER_GID.fullmatch(target):
-        raise ValueError(f"a Shopify credit or discount target is a customer gid, not {target!r}")
+        raise InvalidRequest(
+            f"a Shopify credit or discount target is a customer gid, not {target!r}"
+        )
     return target
 
 

@@ -32,9 +32,11 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from integrations.currency import exponent_or_none
 from integrations.provider import (
     ActionKind,
     ActionRequest,
+    InvalidRequest,
     ProviderAnswer,
     ProviderRejected,
     ProviderStatus,
@@ -385,14 +387,19 @@ def _amount(request: ActionRequest) -> int:
     """A positive amount in minor units: money is never implied (no "refund everything")."""
     amount = request.amount
     if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
-        raise ValueError(f"a {request.kind} needs a positive amount, not {amount!r}")
+        raise InvalidRequest(f"a {request.kind} needs a positive amount, not {amount!r}")
     return amount
 
 
 def _currency(request: ActionRequest) -> str:
-    if not request.currency:
-        raise ValueError(f"a {request.kind} needs a currency")
-    return request.currency.lower()
+    """A currency whose minor unit is known: Shopify takes decimals, and every amount
+    of the request is written with this currency's exponent."""
+    currency = (request.currency or "").lower()
+    if exponent_or_none(currency) is None:
+        raise InvalidRequest(
+            f"a {request.kind} needs an ISO 4217 currency, not {request.currency!r}"
+        )
+    return currency
 
 
 def _notify(params: Mapping[str, object]) -> bool:
@@ -413,16 +420,18 @@ def _line_items(params: Mapping[str, object]) -> list[tuple[str, int]]:
     if raw is None:
         return []
     if not isinstance(raw, list | tuple) or not raw:
-        raise ValueError("line_items must be a non-empty list")
+        raise InvalidRequest("line_items must be a non-empty list")
     lines: list[tuple[str, int]] = []
     for item in raw:
         if not isinstance(item, Mapping):
-            raise ValueError(f"a line item is a mapping with line_id and quantity, not {item!r}")
+            raise InvalidRequest(
+                f"a line item is a mapping with line_id and quantity, not {item!r}"
+            )
         line_id, quantity = item.get("line_id"), item.get("quantity")
         if not isinstance(line_id, str) or not line_id.startswith(LINE_ITEM_GID_PREFIX):
-            raise ValueError(f"line_id must be a Shopify LineItem gid, not {line_id!r}")
+            raise InvalidRequest(f"line_id must be a Shopify LineItem gid, not {line_id!r}")
         if not isinstance(quantity, int) or isinstance(quantity, bool) or quantity < 1:
-            raise ValueError(
+            raise InvalidRequest(
                 f"a Shopify line-item refund names a quantity of at least 1 for {line_id}, "
                 f"not {quantity!r}"
             )
@@ -436,9 +445,9 @@ def _shipping(params: Mapping[str, object], refund: Amount) -> Amount | None:
     if shipping is None or shipping is False:
         return None
     if not isinstance(shipping, int) or isinstance(shipping, bool) or shipping <= 0:
-        raise ValueError(f"shipping is an amount in minor units, not {shipping!r}")
+        raise InvalidRequest(f"shipping is an amount in minor units, not {shipping!r}")
     if shipping > refund.amount:
-        raise ValueError(f"shipping {shipping} is more than the refund's {refund.amount}")
+        raise InvalidRequest(f"shipping {shipping} is more than the refund's {refund.amount}")
     return Amount(shipping, refund.currency)
 
 
@@ -470,12 +479,12 @@ def _discount_value(request: ActionRequest) -> tuple[int | None, Amount | None]:
     percent = request.params.get("percent_off")
     if percent is not None:
         if not isinstance(percent, int) or isinstance(percent, bool) or not 1 <= percent <= 100:
-            raise ValueError(f"percent_off is a whole number from 1 to 100, not {percent!r}")
+            raise InvalidRequest(f"percent_off is a whole number from 1 to 100, not {percent!r}")
         return percent, None
     amount = Amount(_amount(request), _currency(request))
     amount_off = request.params.get("amount_off")
     if amount_off is not None and amount_off != amount.amount:
-        raise ValueError(f"amount_off {amount_off!r} differs from the amount {amount.amount}")
+        raise InvalidRequest(f"amount_off {amount_off!r} differs from the amount {amount.amount}")
     return None, amount
 
 

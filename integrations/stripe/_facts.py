@@ -18,6 +18,7 @@ import stripe
 from integrations.provider import (
     ACTION_ID_METADATA_KEY,
     CustomerFacts,
+    InvalidRequest,
     PaymentFacts,
     ProviderCredit,
     ProviderDiscount,
@@ -43,7 +44,7 @@ def payment_param(target: str) -> str:
         return "payment_intent"
     if target.startswith("ch_"):
         return "charge"
-    raise ValueError(f"a Stripe refund target is a payment intent or a charge, not {target!r}")
+    raise InvalidRequest(f"a Stripe refund target is a payment intent or a charge, not {target!r}")
 
 
 class Reader:

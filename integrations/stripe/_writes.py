@@ -17,6 +17,7 @@ from integrations.provider import (
     ACTION_ID_METADATA_KEY,
     ActionKind,
     ActionRequest,
+    InvalidRequest,
     ProviderAnswer,
     ProviderError,
     ProviderRejected,
@@ -139,7 +140,7 @@ class Writer:
         percent_off = request.params.get("percent_off")
         if percent_off is not None:
             if not isinstance(percent_off, int | float) or not 0 < percent_off <= 100:
-                raise ValueError(f"percent_off must be in (0, 100], not {percent_off!r}")
+                raise InvalidRequest(f"percent_off must be in (0, 100], not {percent_off!r}")
             coupon_params["percent_off"] = float(percent_off)
         else:
             coupon_params["amount_off"] = _amount(request)
@@ -147,7 +148,7 @@ class Writer:
         if coupon_params["duration"] == "repeating":
             months = request.params.get("duration_in_months")
             if not isinstance(months, int) or months < 1:
-                raise ValueError("a repeating discount needs duration_in_months >= 1")
+                raise InvalidRequest("a repeating discount needs duration_in_months >= 1")
             coupon_params["duration_in_months"] = months
         # Two writes, each idempotent under its own derived key: a resend after an
         # unclear outcome replays the coupon and creates (or replays) the code.
@@ -239,7 +240,7 @@ class Writer:
         proration = request.params.get("proration_behavior")
         if proration is not None:
             if not isinstance(proration, str) or proration not in _PRORATIONS:
-                raise ValueError(f"unknown proration_behavior {proration!r}")
+                raise InvalidRequest(f"unknown proration_behavior {proration!r}")
             params["proration_behavior"] = _PRORATIONS[proration]
         subscription = self.write(
             f"change of {request.target}",
@@ -354,7 +355,7 @@ def _metadata(request: ActionRequest) -> dict[str, str]:
     metadata = dict(request.metadata)
     carried = metadata.setdefault(ACTION_ID_METADATA_KEY, request.action_id)
     if carried != request.action_id:
-        raise ValueError(
+        raise InvalidRequest(
             f"metadata names action {carried!r} but the request is action {request.action_id!r}"
         )
     return metadata
@@ -363,20 +364,20 @@ def _metadata(request: ActionRequest) -> dict[str, str]:
 def _amount(request: ActionRequest) -> int:
     """A positive amount in minor units: money is never implied (no "refund everything")."""
     if not isinstance(request.amount, int) or request.amount <= 0:
-        raise ValueError(f"a {request.kind} needs a positive amount, not {request.amount!r}")
+        raise InvalidRequest(f"a {request.kind} needs a positive amount, not {request.amount!r}")
     return request.amount
 
 
 def _currency(request: ActionRequest) -> str:
     if not request.currency:
-        raise ValueError(f"a {request.kind} needs a currency")
+        raise InvalidRequest(f"a {request.kind} needs a currency")
     return request.currency.lower()
 
 
 def _duration(params: Mapping[str, object]) -> Duration:
     duration = params.get("duration", "once")
     if not isinstance(duration, str) or duration not in _DURATIONS:
-        raise ValueError(f"duration must be one of {sorted(_DURATIONS)}, not {duration!r}")
+        raise InvalidRequest(f"duration must be one of {sorted(_DURATIONS)}, not {duration!r}")
     return _DURATIONS[duration]
 
 
@@ -384,23 +385,23 @@ def _at_period_end(params: Mapping[str, object]) -> bool:
     """Cancel now or at period end: must be said explicitly, the two are very different."""
     value = params.get("at_period_end", params.get("cancel_at_period_end"))
     if not isinstance(value, bool):
-        raise ValueError("a subscription cancel must say at_period_end=True or False")
+        raise InvalidRequest("a subscription cancel must say at_period_end=True or False")
     return value
 
 
 def _wanted_items(wanted: object) -> dict[str, int]:
     """The complete set of ``(price_id, quantity)`` pairs wanted afterwards, checked."""
     if not isinstance(wanted, list | tuple) or not wanted:
-        raise ValueError("a subscription change needs a non-empty list of items")
+        raise InvalidRequest("a subscription change needs a non-empty list of items")
     quantities: dict[str, int] = {}
     for pair in wanted:
         if not isinstance(pair, list | tuple) or len(pair) != 2:
-            raise ValueError(f"a subscription item is a (price, quantity) pair, not {pair!r}")
+            raise InvalidRequest(f"a subscription item is a (price, quantity) pair, not {pair!r}")
         price, quantity = pair
         if not isinstance(price, str) or not price:
-            raise ValueError(f"item price must be a non-empty string, not {price!r}")
+            raise InvalidRequest(f"item price must be a non-empty string, not {price!r}")
         if not isinstance(quantity, int) or isinstance(quantity, bool) or quantity < 1:
-            raise ValueError(
+            raise InvalidRequest(
                 f"item quantity must be a whole number of at least 1, not {quantity!r}"
             )
         quantities[price] = quantity

@@ -148,7 +148,9 @@ class StripeAdapter:
         byte of the request left; :class:`~integrations.provider.ProviderRejected` (or its
         ``PermissionDenied``) when Stripe refused it; and
         :class:`~integrations.provider.IdempotencyConflict` when Stripe knows the key with
-        other parameters. After ``Throttled`` or ``NotSent`` the same request may be sent
+        other parameters; :class:`~integrations.provider.InvalidRequest`, before anything
+        is sent, for a request it will not build (no positive amount, no currency, a
+        parameter out of range). After ``Throttled`` or ``NotSent`` the same request may be sent
         again with the same key.
         """
         return self._writer.submit(_normalised(request))

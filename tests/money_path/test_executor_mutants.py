@@ -39,6 +39,7 @@ from app.clock import utcnow
 from app.connections.models import Connection
 from app.crypto import secret_box
 from app.demo import LinenShop
+from app.errors import Forbidden
 from app.execution.executor import (
     ExecutionContext,
     execute_action,
@@ -51,7 +52,11 @@ from app.migrations import downgrade, upgrade
 from app.settings import Settings
 from app.shops.models import Shop
 from integrations.provider import (
+    ActionKind,
+    ActionRequest,
     ProviderAdapter,
+    ProviderAnswer,
+    TargetFacts,
 )
 from integrations.sandbox_kit import Fault
 from integrations.stripe.sandbox import RateLimits, StripeSandbox
@@ -156,7 +161,7 @@ def test_a_look_up_that_cannot_start_goes_to_a_person_and_sends_nothing(
     def no_adapter(
         session: Session, shop_id: uuid.UUID, provider: str, *, connection: Connection | None = None
     ) -> ProviderAdapter:
-        raise ValueError("the Stripe connection was removed")
+        raise Forbidden("the Stripe connection was removed", code="not_connected")
 
     moment = utcnow()
     assert reconcile_action(_pinned(replace(ctx, adapters=no_adapter), moment), action_id) == (
@@ -975,7 +980,7 @@ def _adapters_failing_from_call(ctx: ExecutionContext, failing_call: int) -> Exe
     ) -> ProviderAdapter:
         calls[0] += 1
         if calls[0] >= failing_call:
-            raise ValueError("the Stripe connection was removed")
+            raise Forbidden("the Stripe connection was removed", code="not_connected")
         return ctx.adapters(session, shop_id, provider, connection=connection)
 
     return replace(ctx, adapters=adapters)
@@ -1097,6 +1102,101 @@ def test_a_resend_whose_adapter_cannot_be_built_goes_to_a_person(
         reason=reason,
     )
     assert [a["purpose"] for a in action["attempts"]] == ["submit", "find"]
+
+
+# ------------------------------------------------------------------ errors during the send
+
+
+class _SendingThrough:
+    """The shop's real adapter, its one send made by ``send`` (given the real adapter)."""
+
+    name = "stripe"
+
+    def __init__(
+        self,
+        real: ProviderAdapter,
+        send: Callable[[ProviderAdapter, ActionRequest], ProviderAnswer],
+    ) -> None:
+        self._real, self._send = real, send
+
+    def facts(self, kind: ActionKind, target: str) -> TargetFacts:
+        return self._real.facts(kind, target)
+
+    def submit(self, request: ActionRequest) -> ProviderAnswer:
+        return self._send(self._real, request)
+
+    def find(self, request: ActionRequest) -> ProviderAnswer | None:
+        return self._real.find(request)
+
+
+def _sending_through(
+    ctx: ExecutionContext, send: Callable[[ProviderAdapter, ActionRequest], ProviderAnswer]
+) -> ExecutionContext:
+    def adapters(
+        session: Session, shop_id: uuid.UUID, provider: str, *, connection: Connection | None = None
+    ) -> ProviderAdapter:
+        real = ctx.adapters(session, shop_id, provider, connection=connection)
+        return _SendingThrough(real, send)
+
+    return replace(ctx, adapters=adapters)
+
+
+def test_a_request_the_adapter_will_not_build_cannot_run_and_says_why(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    """Stripe's adapter refuses a refund of nothing before sending it: nothing left, and
+    the same request would be refused again, so the action ends in front of a person."""
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+    moment = utcnow()
+
+    def of_nothing(real: ProviderAdapter, request: ActionRequest) -> ProviderAnswer:
+        return real.submit(replace(request, amount=0))
+
+    assert execute_action(_pinned(_sending_through(ctx, of_nothing), moment), action_id) == (
+        "cannot_run"
+    )
+
+    action = action_json(approver, str(action_id))
+    assert action["status_reason"] == "a refund needs a positive amount, not 0"
+    stopped = _last_event(session, action_id, "action.cannot_run")
+    assert (stopped.created_at, stopped.data["reason"]) == (
+        moment,
+        "the action was not sent: a refund needs a positive amount, not 0",
+    )
+    assert refunds_of_action(account, str(action_id)) == []
+    assert [(a["purpose"], a["outcome"]) for a in action["attempts"]] == [("submit", "rejected")]
+
+
+def test_a_value_error_during_a_send_fails_the_job_and_the_refund_is_found_later(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    ctx: ExecutionContext,
+    queue: Queue,
+    session: Session,
+) -> None:
+    """A ``ValueError`` from a bug once the refund went out is no "nothing was sent": the
+    job fails, the action stays sent, and the sweeper's look-up finds the refund, once."""
+    action_id = uuid.UUID(approve(approver, case_json(approver, linen.case_id)["proposals"][0]))
+
+    def then_a_bug(real: ProviderAdapter, request: ActionRequest) -> ProviderAnswer:
+        real.submit(request)
+        raise ValueError("a bug reading the answer")
+
+    with pytest.raises(ValueError, match="a bug reading the answer"):
+        execute_action(_sending_through(ctx, then_a_bug), action_id)
+
+    assert _action(session, action_id).status == "submitting"
+    [refund] = refunds_of_action(account, str(action_id))
+    later = utcnow() + timedelta(seconds=ctx.settings.stuck_submission_seconds + 1)
+    assert sweep(_pinned(ctx, later), queue).marked_unknown == [str(action_id)]
+    assert reconcile_action(_pinned(ctx, later), action_id) == "succeeded"
+    assert _action(session, action_id).provider_ref == refund["id"]
+    assert refunds_of_action(account, str(action_id)) == [refund]
 
 
 def _stopped_and_nothing_refunded(

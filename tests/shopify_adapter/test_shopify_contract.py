@@ -6,7 +6,7 @@ import httpx
 import pytest
 from shopify_adapter_support import request
 
-from integrations.provider import ActionKind, ProviderRejected
+from integrations.provider import ActionKind, InvalidRequest, ProviderRejected
 from integrations.shopify.adapter import ShopifyAdapter
 
 
@@ -34,16 +34,27 @@ def test_a_stored_kind_string_is_dispatched_as_its_kind(
 def test_targets_of_the_wrong_shape_are_refused_before_any_request(
     adapter: ShopifyAdapter, order: str, customer: str
 ) -> None:
-    with pytest.raises(ValueError, match="order gid"):
+    with pytest.raises(InvalidRequest, match="order gid"):
         adapter.facts(ActionKind.REFUND, customer)
-    with pytest.raises(ValueError, match="customer gid"):
+    with pytest.raises(InvalidRequest, match="customer gid"):
         adapter.submit(request(ActionKind.CUSTOMER_CREDIT, order, 100))
-    with pytest.raises(ValueError, match="quantity"):
+    with pytest.raises(InvalidRequest, match="quantity"):
         adapter.submit(
             request(
                 ActionKind.REFUND, order, 100, line_items=[{"line_id": "gid://shopify/LineItem/1"}]
             )
         )
+
+
+def test_a_currency_without_a_known_minor_unit_is_refused_before_any_request(
+    adapter: ShopifyAdapter, order: str, customer: str
+) -> None:
+    """Shopify takes decimals: an amount in a currency whose exponent is unknown would be
+    written off by a factor of ten or more, so it never leaves."""
+    with pytest.raises(InvalidRequest, match="ISO 4217 currency, not 'zzz'"):
+        adapter.submit(request(ActionKind.REFUND, order, 100, "zzz"))
+    with pytest.raises(InvalidRequest, match="ISO 4217 currency, not None"):
+        adapter.submit(request(ActionKind.CUSTOMER_CREDIT, customer, 100, None))
 
 
 def test_the_access_token_never_shows(http_client: httpx.Client) -> None:

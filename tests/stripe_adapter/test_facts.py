@@ -11,6 +11,7 @@ from stripe_adapter_support import START, customer, pay, prices, request, subscr
 from integrations.provider import (
     ActionKind,
     CustomerFacts,
+    InvalidRequest,
     PaymentFacts,
     ProviderError,
     ProviderStatus,
@@ -124,7 +125,7 @@ def test_a_target_is_read_as_one_id_never_as_a_path_to_another_object(
 
 
 def test_a_refund_target_must_be_a_payment_intent_or_charge(adapter: StripeAdapter) -> None:
-    with pytest.raises(ValueError, match="payment intent or a charge"):
+    with pytest.raises(InvalidRequest, match="payment intent or a charge"):
         adapter.facts(ActionKind.REFUND, "in_123")
 
 

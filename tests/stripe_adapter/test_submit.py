@@ -12,6 +12,7 @@ from integrations.provider import (
     ACTION_ID_METADATA_KEY,
     ActionKind,
     IdempotencyConflict,
+    InvalidRequest,
     PaymentFacts,
     ProviderStatus,
     SubscriptionFacts,
@@ -250,7 +251,7 @@ def test_an_incomplete_request_is_refused_before_anything_is_sent(
     problem: str,
 ) -> None:
     target = {ActionKind.REFUND: "pi_x", ActionKind.DISCOUNT: "cus_x"}.get(kind, "sub_x")
-    with pytest.raises(ValueError, match=problem):
+    with pytest.raises(InvalidRequest, match=problem):
         adapter.submit(replace(request(kind, target, amount), params=params))
 
 
