@@ -23,6 +23,7 @@ from app.errors import Conflict
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy
+from app.web.errors import status_of
 
 OWNER = "1001"
 
@@ -92,7 +93,7 @@ def test_an_uninstalled_shop_approves_nothing_until_installed_again(
         approve()
     session.rollback()
 
-    assert (refused.value.status, refused.value.code) == (409, "shop_uninstalled")
+    assert (status_of(refused.value), refused.value.code) == (409, "shop_uninstalled")
     assert refused.value.message == "the shop has uninstalled Caseward"
     assert _status(session, proposal) == ProposalStatus.AWAITING_APPROVAL
 

@@ -31,6 +31,7 @@ from app.approvals.models import ProposalStatus
 from app.errors import Conflict, Forbidden
 from app.shops.models import StaffRole
 from app.shops.switches import WriteStop, writes_stopped
+from app.web.errors import status_of
 
 NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
 POLICY_VERSION = 2
@@ -225,7 +226,7 @@ def test_each_rule_broken_alone_is_the_one_reason_given(broken: str) -> None:
     assert refusal.code == code
     assert words in str(refusal.sentence)
     error = refusal.error()
-    assert error.status == status
+    assert status_of(error) == status
     assert isinstance(error, Forbidden if status == 403 else Conflict)
     assert (error.code, error.message) == (code, str(refusal.sentence))
 

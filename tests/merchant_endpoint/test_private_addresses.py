@@ -29,6 +29,7 @@ from app.errors import InvalidInput
 from app.execution.executor import ExecutionContext
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
+from app.web.errors import status_of
 from integrations.merchant_endpoint.adapter import MerchantEndpointAdapter, merchant_http_client
 from integrations.merchant_endpoint.signing import SigningSecrets
 from integrations.provider import ActionKind, PaymentFacts, ProviderRejected
@@ -74,7 +75,7 @@ def test_production_refuses_an_endpoint_that_is_not_public(
         else:
             endpoint_url(url, production=True, resolve=resolve)
 
-    assert refused.value.status == 400 and refused.value.field == "endpoint_url"
+    assert status_of(refused.value) == 400 and refused.value.field == "endpoint_url"
 
 
 def test_production_accepts_a_name_whose_every_address_is_public() -> None:
