@@ -65,7 +65,7 @@ from app.errors import CasewardError, Forbidden, InvalidInput, NotFound
 from app.execution.models import Action, ActionStatus
 from app.execution.providers import AdapterFactory, connection_adapters
 from app.execution.queueing import enqueue_execution, execution_queue
-from app.guard import Verdict
+from app.guard import stored_verdict
 from app.guard.identity import IdentityLevel
 from app.queue import connect_redis
 from app.settings import Settings
@@ -592,8 +592,7 @@ def _order_and_payment(order: Order, refunds: list[Action]) -> dict[str, Any]:
 
 
 def _proposal(proposal: Proposal) -> dict[str, Any]:
-    # Every stored proposal carries its verdict; an empty one reads as no outcome.
-    verdict = Verdict.from_dict(proposal.verdict) if proposal.verdict else None
+    verdict = stored_verdict(proposal.verdict)
     return {
         "proposal_id": str(proposal.id),
         "kind": proposal.kind,

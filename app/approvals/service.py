@@ -43,7 +43,7 @@ from app.errors import Conflict, Forbidden, NotFound
 from app.evaluation import Draft, Evaluation, evaluate_draft, line_item_rows
 from app.execution.models import Action, ActionStatus
 from app.execution.status import record_reason
-from app.guard import PolicyRules, Verdict
+from app.guard import Outcome, PolicyRules, Verdict, stored_verdict
 from app.lifecycle import move_action, move_case, move_proposal
 from app.money import Money
 from app.settings import Settings
@@ -335,7 +335,9 @@ def _apply(
     proposal.policy_version = verdict.policy_version
     proposal.approvals_required = verdict.approvals_required
     status = (
-        ProposalStatus.BLOCKED if verdict.outcome == "blocked" else ProposalStatus.AWAITING_APPROVAL
+        ProposalStatus.BLOCKED
+        if verdict.outcome == Outcome.BLOCKED
+        else ProposalStatus.AWAITING_APPROVAL
     )
     proposal.digest = digest_of(proposal, proposal.policy_version)
     session.add(proposal)
@@ -407,7 +409,8 @@ def _auto_approve(
     """An explicit shop policy may approve small actions itself; by default it never does."""
     if proposal.status != ProposalStatus.AWAITING_APPROVAL:
         return None
-    if proposal.verdict.get("outcome") != "allowed_by_policy":
+    stored = stored_verdict(proposal.verdict)
+    if stored is None or stored.outcome != Outcome.ALLOWED_BY_POLICY:
         return None
     # The policy version that allowed it is the approver, on the proposer's surface.
     approver = system_actor(f"policy:v{proposal.policy_version}", surface)

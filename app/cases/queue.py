@@ -45,7 +45,7 @@ class QueueFilter(StrEnum):
     WAITING_ON_CUSTOMER = "waiting_on_customer"
 
 
-UNKNOWN_OUTCOME_STATUSES = (ActionStatus.UNKNOWN, ActionStatus.NEEDS_DECISION)
+UNKNOWN_OUTCOME_STATUSES = ActionStatus.OUTCOME_UNKNOWN
 FAILED_STATUSES = (
     ActionStatus.FAILED,
     ActionStatus.REJECTED,

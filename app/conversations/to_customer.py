@@ -52,7 +52,7 @@ def status_update(
                 shop=shop_name,
             )
         return said("Your %(what)s is complete.", what=what)
-    if status in (ActionStatus.FAILED, ActionStatus.CANCELED):
+    if status in ActionStatus.PROVIDER_FAILED:
         return said(
             "Your %(what)s could not be completed by the payment provider. Nothing has been "
             "taken from you. %(who)s will contact you here about what happens next.",
@@ -195,7 +195,7 @@ def case_status(actions: Sequence[tuple[str, str, Money | None]]) -> Sentence | 
     amount); None when no action was sent yet."""
     for kind, status, amount in reversed(actions):
         what = action_words(kind, amount)
-        if status in (ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION):
+        if status in ActionStatus.PROVIDER_PENDING:
             return said(
                 "Your %(what)s was submitted to the payment provider, which has not "
                 "confirmed it yet.",
@@ -203,7 +203,7 @@ def case_status(actions: Sequence[tuple[str, str, Money | None]]) -> Sentence | 
             )
         if status == ActionStatus.SUCCEEDED:
             return said("Your %(what)s is done: the payment provider confirmed it.", what=what)
-        if status in (ActionStatus.FAILED, ActionStatus.CANCELED):
+        if status in ActionStatus.PROVIDER_FAILED:
             return said("Your %(what)s could not be completed.", what=what)
         if status in ActionStatus.IN_FLIGHT:
             return said("Your %(what)s was approved and is being sent.", what=what)

@@ -63,7 +63,7 @@ from app.execution.status import (
     record_reason,
     stop_action,
 )
-from app.guard import PolicyRules
+from app.guard import Outcome, PolicyRules
 from app.lifecycle import ACTION_MOVES, move_action
 from app.settings import Settings
 from app.shops.models import Shop, ShopPolicy
@@ -300,7 +300,7 @@ def _prepare_send(
         # Our earlier send did land after all (a slow commit): record it, send nothing.
         apply_provider_answer(session, action, landed, source="re-check", now=now)
         return None
-    if evaluation.verdict.outcome == "blocked":
+    if evaluation.verdict.outcome == Outcome.BLOCKED:
         failing = joined([check.said for check in evaluation.verdict.failed])
         _stop(
             session, action, stopped, said("checks at execution: %(failing)s", failing=failing), now

@@ -59,6 +59,14 @@ class ActionStatus(StrEnum):
     # Money may be on its way: these count against what is left to refund.
     IN_FLIGHT = nonmember((QUEUED, SUBMITTING, UNKNOWN, NEEDS_DECISION))
     PROVIDER_REPORTED = nonmember((PENDING, REQUIRES_ACTION, SUCCEEDED, FAILED, CANCELED))
+    # The provider has it and has not finished: it may still succeed or fail.
+    PROVIDER_PENDING = nonmember((PENDING, REQUIRES_ACTION))
+    # The provider reported it will not happen: no money moved.
+    PROVIDER_FAILED = nonmember((FAILED, CANCELED))
+    # Not settled yet: ours in flight, or the provider's pending.
+    NOT_SETTLED = nonmember((QUEUED, SUBMITTING, UNKNOWN, NEEDS_DECISION, PENDING, REQUIRES_ACTION))
+    # Whether it happened at the provider is not known: reconciliation or a person settles it.
+    OUTCOME_UNKNOWN = nonmember((UNKNOWN, NEEDS_DECISION))
     # The provider may still move these on (a refund can fail days later).
     PROVIDER_OPEN = nonmember((PENDING, REQUIRES_ACTION, SUCCEEDED))
     # Nothing reached the provider, and nothing will.

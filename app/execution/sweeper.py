@@ -114,7 +114,7 @@ def sweep(ctx: ExecutionContext, queue: Queue) -> SweepReport:
         refresh_every = timedelta(seconds=ctx.settings.pending_refresh_seconds)
         waiting = session.scalars(
             select(Action.id).where(
-                Action.status.in_((ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION)),
+                Action.status.in_(ActionStatus.PROVIDER_PENDING),
                 Action.updated_at <= now - refresh_every,
             )
         ).all()
@@ -189,7 +189,7 @@ def _escalate_long_unknown(ctx: ExecutionContext, session: Session, now: datetim
     overdue = session.scalars(
         select(Action)
         .where(
-            Action.status.in_((ActionStatus.UNKNOWN, ActionStatus.NEEDS_DECISION)),
+            Action.status.in_(ActionStatus.OUTCOME_UNKNOWN),
             Action.escalated_at.is_(None),
             Action.submitted_at < now - limit,
         )

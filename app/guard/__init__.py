@@ -31,7 +31,7 @@ from app.guard.proposal import (
     PastAction,
     ProposedAction,
 )
-from app.guard.verdict import CheckName, CheckResult, Outcome, Verdict
+from app.guard.verdict import CheckName, CheckResult, Outcome, Verdict, stored_verdict
 from integrations.provider import ACTION_ID_METADATA_KEY
 
 __all__ = [
@@ -61,4 +61,5 @@ __all__ = [
     "describe_period",
     "evaluate",
     "moved_money",
+    "stored_verdict",
 ]

@@ -3,7 +3,8 @@
 Reasons are :class:`~app.words.Sentence` values, so a page says them in its reader's
 language; ``reason`` and ``approval_reason`` are their English, which records, logs and
 the JSON API carry. A verdict stored before sentences were kept has only the English,
-and reads back as a sentence of that English.
+and reads back as a sentence of that English. Stored verdicts are read back only here
+(:meth:`Verdict.from_dict`, :func:`stored_verdict`), never by their keys.
 """
 
 from __future__ import annotations
@@ -155,6 +156,12 @@ class Verdict:
             policy_version=int(data["policy_version"]),
             approval_said=_stored_sentence(data.get("approval_said"), data["approval_reason"]),
         )
+
+
+def stored_verdict(data: Mapping[str, Any]) -> Verdict | None:
+    """A proposal's stored verdict, or None when it holds none: a proposal that never went
+    through the guard (one stored directly, as fixtures and imports do) keeps ``{}``."""
+    return Verdict.from_dict(data) if data else None
 
 
 def _stored_sentence(stored: Mapping[str, Any] | None, english: object) -> Sentence:

@@ -26,6 +26,7 @@ from app.conversations.updates import tell_customer
 from app.drafting.service import Drafted
 from app.errors import CasewardError
 from app.execution.models import Action, ActionStatus
+from app.guard import Verdict
 from app.money import display
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember
@@ -37,7 +38,7 @@ def draft_note(drafted: Drafted, *, approve_url: str) -> str:
     result = drafted.proposal
     if result is not None:
         proposal = result.proposal
-        failed = [c["reason"] for c in proposal.verdict.get("checks", []) if not c["passed"]]
+        failed = Verdict.from_dict(proposal.verdict).reasons
         checks = "every check passed" if not failed else "blocked: " + "; ".join(failed)
         lines.append(
             f"Proposal: {proposal.kind} of {_amount(proposal)} ({proposal.status}; {checks})."

@@ -25,6 +25,8 @@ from app.cases.models import Case, Customer, Order
 from app.conversations.models import Channel
 from app.conversations.service import find_conversation
 from app.execution.models import Action
+from app.guard import CheckResult
+from app.guard.verdict import stored_verdict
 from app.money import display
 from app.shopify.setup import admin_case_url
 from app.shops.models import Shop
@@ -106,8 +108,8 @@ def sidebar_view(
                 "status": proposal.status,
                 "proposed_by": proposal.proposed_by,
                 "checks": [
-                    {"name": check["name"], "passed": check["passed"], "reason": check["reason"]}
-                    for check in proposal.verdict.get("checks", [])
+                    {"name": check.name, "passed": check.passed, "reason": check.reason}
+                    for check in _checks(proposal)
                 ],
             }
             for proposal in proposals
@@ -122,6 +124,11 @@ def sidebar_view(
             for action in actions
         ],
     }
+
+
+def _checks(proposal: Proposal) -> tuple[CheckResult, ...]:
+    verdict = stored_verdict(proposal.verdict)
+    return verdict.checks if verdict else ()
 
 
 def sidebar_link(secret_key: str, *, shop_id: uuid.UUID, ticket_id: int, now: datetime) -> str:

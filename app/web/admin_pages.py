@@ -60,7 +60,8 @@ from app.drafting.models import CaseDraftRecord
 from app.drafting.service import agent_replies, brief_for, latest_draft
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
-from app.guard import CheckName, IdentityLevel
+from app.guard import CheckName, IdentityLevel, Verdict
+from app.guard.verdict import stored_verdict
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy
 from app.validation import PAGE_DEFAULT, choice, integer
@@ -77,9 +78,6 @@ from app.web.admin_text import (
 )
 from app.web.shopify_admin import bp, embedded_page
 from app.words import N_, said
-
-# Statuses in which an action may still move money or change: shown as in flight.
-IN_FLIGHT = (*ActionStatus.IN_FLIGHT, ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION)
 
 
 def _install_catalogue(state: BlueprintSetupState) -> None:
@@ -124,8 +122,8 @@ class ProposalView:
     approvals_given: int
     in_words: str
     # The stored checks, each one's reason in the page's words; and the verdict's reason
-    # for the approvals it needs.
-    checks: list[Mapping[str, Any]]
+    # for the approvals it needs (None when no verdict is stored).
+    checks: list[CheckLine]
     approval_reason: str | None
     # Whether this person may decide it (approve or reject) at all, and if they may but
     # approving would be refused, why; the API refuses the same with the same reasons.
@@ -136,6 +134,15 @@ class ProposalView:
     # A drafted proposal's claim beside what it covers, line by line (its within_claim
     # check); empty for any other proposal.
     coverage: list[CoveredLine]
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """One stored check as the page shows it, its reason in the reader's words."""
+
+    name: str
+    passed: bool
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -229,7 +236,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         identity_meaning=_identity_meaning(file.case.identity_level),
         proposals=proposals,
         actions=actions,
-        in_flight=[view for view in actions if view.action.status in IN_FLIGHT],
+        in_flight=[view for view in actions if view.action.status in ActionStatus.NOT_SETTLED],
         gaps=case_gaps(file) + linking_gaps(linking),
         policy=policy,
         policy_words=policy_sentences(policy, current_locale()),
@@ -248,6 +255,7 @@ def _proposal_view(
     now: datetime,
 ) -> ProposalView:
     may_decide = member.role in StaffRole.CAN_APPROVE and proposal.status in ProposalStatus.OPEN
+    verdict = stored_verdict(proposal.verdict)
     return ProposalView(
         proposal=proposal,
         approvals=approvals,
@@ -260,12 +268,10 @@ def _proposal_view(
             proposal, order=order, locale=current_locale(), translations=catalogue()
         ),
         checks=[
-            {**check, "reason": reason_text(check.get("said"), check["reason"])}
-            for check in proposal.verdict.get("checks", [])
+            CheckLine(check.name, check.passed, in_reader_words(check.said))
+            for check in (verdict.checks if verdict else ())
         ],
-        approval_reason=reason_text(
-            proposal.verdict.get("approval_said"), proposal.verdict.get("approval_reason")
-        ),
+        approval_reason=in_reader_words(verdict.approval_said) if verdict else None,
         may_decide=may_decide,
         not_approvable=(
             _not_approvable(shop, member, policy_version, proposal, approvals, now)
@@ -273,29 +279,33 @@ def _proposal_view(
             else []
         ),
         agent=agent,
-        coverage=_coverage(proposal, order),
+        coverage=_coverage(verdict, order),
     )
 
 
-def _coverage(proposal: Proposal, order: Order | None) -> list[CoveredLine]:
+def _coverage(verdict: Verdict | None, order: Order | None) -> list[CoveredLine]:
     """The lines the customer claimed or the proposal covers, with how many of each, from
-    the facts of the proposal's ``within_claim`` check."""
-    check = next(
-        (c for c in proposal.verdict.get("checks", []) if c["name"] == CheckName.WITHIN_CLAIM),
-        None,
-    )
-    if check is None:
+    the facts of the proposal's ``within_claim`` check (only a drafted proposal has one)."""
+    if verdict is None:
         return []
-    claimed = _quantities(check["facts"]["claimed"])
-    proposed = _quantities(check["facts"]["proposed"])
+    try:
+        facts = verdict.check(CheckName.WITHIN_CLAIM).facts
+    except KeyError:
+        return []
+    claimed = _quantities(facts["claimed"])
+    proposed = _quantities(facts["proposed"])
     return [
         CoveredLine(_line_name(order, line), claimed.get(line, 0), proposed.get(line, 0))
         for line in dict.fromkeys([*claimed, *proposed])
     ]
 
 
-def _quantities(lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    return {str(line["line_id"]): int(line["quantity"]) for line in lines}
+def _quantities(lines: object) -> dict[str, int]:
+    """A check's JSON lines (``line_id``, ``quantity``) as quantities by line."""
+    return {
+        str(line["line_id"]): int(line["quantity"])
+        for line in cast(Iterable[Mapping[str, Any]], lines)
+    }
 
 
 def _claim_view(drafted: CaseDraftRecord | None, orders: Iterable[Order]) -> ClaimView | None:
@@ -541,7 +551,7 @@ def case_gaps(file: CaseFile) -> list[str]:
     gaps.extend(_order_gaps(file.orders))
     gaps.extend(_proposal_gaps(file))
     for action, _attempts in file.actions:
-        if action.status in (ActionStatus.UNKNOWN, ActionStatus.NEEDS_DECISION):
+        if action.status in ActionStatus.OUTCOME_UNKNOWN:
             gaps.append(
                 _(
                     "Whether the %(kind)s of %(amount)s on %(target)s happened at the provider "

@@ -30,6 +30,7 @@ storefront during a conversation has their newest message drafted again, with th
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
@@ -544,9 +545,9 @@ def _customer_status(case: Case, actions: list[Action], in_review: bool) -> str:
     latest = actions[-1].status if actions else None
     if latest == ActionStatus.SUCCEEDED:
         return "completed"
-    if latest in (ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION):
+    if latest in ActionStatus.PROVIDER_PENDING:
         return "submitted"
-    if latest in (ActionStatus.FAILED, ActionStatus.CANCELED):
+    if latest in ActionStatus.PROVIDER_FAILED:
         return "failed"
     if case.status == CaseStatus.NEEDS_ATTENTION:
         return "with_person"
@@ -555,24 +556,33 @@ def _customer_status(case: Case, actions: list[Action], in_review: bool) -> str:
     return "in_review" if in_review else "open"
 
 
-def _update_status(status: str) -> str:
-    if status in (ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION):
-        return "pending"
-    if status in (ActionStatus.SUCCEEDED, ActionStatus.FAILED):
-        return status
-    if status == ActionStatus.CANCELED:
-        return "failed"
-    return "in_review"
+class UpdateStatus(StrEnum):
+    """An action's status as its update tells the shopper (the JSON carries the value)."""
+
+    PENDING = "pending"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    IN_REVIEW = "in_review"
+
+
+def _update_status(status: str) -> UpdateStatus:
+    if status in ActionStatus.PROVIDER_PENDING:
+        return UpdateStatus.PENDING
+    if status == ActionStatus.SUCCEEDED:
+        return UpdateStatus.SUCCEEDED
+    if status in ActionStatus.PROVIDER_FAILED:
+        return UpdateStatus.FAILED
+    return UpdateStatus.IN_REVIEW
 
 
 def _update_words(action: Action) -> Sentence:
     amount = Money(action.amount, action.currency) if action.amount and action.currency else None
     what = action_words(action.kind, amount)
     status = _update_status(action.status)
-    if status == "pending":
+    if status == UpdateStatus.PENDING:
         return said("Your %(what)s was submitted to the payment provider.", what=what)
-    if status == "succeeded":
+    if status == UpdateStatus.SUCCEEDED:
         return said("Your %(what)s is done: the payment provider confirmed it.", what=what)
-    if status == "failed":
+    if status == UpdateStatus.FAILED:
         return said("Your %(what)s could not be completed.", what=what)
     return said("Your %(what)s was approved and is being sent.", what=what)

@@ -1,0 +1,68 @@
+"""The note an agent reads after "prepare case" says why a drafted proposal is blocked.
+
+The drafter proposed a refund the guard blocked: the note names every failing check's
+reason, in check order, and none of the checks that passed; a proposal every check
+passed says so.
+"""
+
+from __future__ import annotations
+
+from app.approvals.models import Proposal
+from app.approvals.service import ProposalResult
+from app.drafting.models import CaseDraftRecord
+from app.drafting.service import Drafted
+from app.guard import CheckResult, Outcome, Verdict
+from app.helpdesk.commands import draft_note
+from app.words import said
+
+APPROVE_URL = "https://admin.example/cases/1"
+
+
+def _note(outcome: Outcome, checks: tuple[CheckResult, ...]) -> str:
+    verdict = Verdict(
+        outcome=outcome,
+        checks=checks,
+        approvals_required=1,
+        policy_version=1,
+        approval_said=said("One person approves."),
+    )
+    proposal = Proposal(
+        kind="refund",
+        amount=4800,
+        currency="usd",
+        status="blocked" if outcome == Outcome.BLOCKED else "awaiting_approval",
+        verdict=verdict.to_dict(),
+    )
+    drafted = Drafted(
+        record=CaseDraftRecord(summary="A torn apron."),
+        proposal=ProposalResult(proposal),
+        reply=None,
+        reply_text="We are looking into it.",
+    )
+    return draft_note(drafted, approve_url=APPROVE_URL)
+
+
+def test_a_blocked_proposal_names_each_failing_reason() -> None:
+    note = _note(
+        Outcome.BLOCKED,
+        (
+            CheckResult("captured", True, said("The payment was captured in full.")),
+            CheckResult("within_claim", False, said("The customer claimed one apron, not two.")),
+            CheckResult("refund_window", False, said("The order is older than 30 days.")),
+        ),
+    )
+
+    assert (
+        "Proposal: refund of $48.00 (blocked; blocked: The customer claimed one apron, not two.; "
+        "The order is older than 30 days.)." in note
+    )
+    assert "captured in full" not in note
+
+
+def test_a_proposal_every_check_passed_says_so() -> None:
+    note = _note(
+        Outcome.NEEDS_APPROVAL,
+        (CheckResult("captured", True, said("The payment was captured in full.")),),
+    )
+
+    assert "Proposal: refund of $48.00 (awaiting_approval; every check passed)." in note
