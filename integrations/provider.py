@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
+from enum import StrEnum, nonmember
 from typing import Protocol, runtime_checkable
 
 
@@ -42,6 +42,9 @@ class ProviderStatus(StrEnum):
     FAILED = "failed"
     CANCELED = "canceled"
 
+    # Ended without moving money: a failed or canceled write gave nothing and took nothing.
+    MOVED_NOTHING = nonmember(frozenset({FAILED, CANCELED}))
+
 
 # ---------------------------------------------------------------- facts
 
@@ -60,7 +63,7 @@ class ProviderRefund:
     @property
     def counts_against_capture(self) -> bool:
         """Failed and canceled refunds gave the money back to the balance."""
-        return self.status not in (ProviderStatus.FAILED, ProviderStatus.CANCELED)
+        return self.status not in ProviderStatus.MOVED_NOTHING
 
 
 @dataclass(frozen=True)

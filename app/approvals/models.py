@@ -29,6 +29,9 @@ class ProposalStatus(StrEnum):
     REJECTED = "rejected"
 
     OPEN = nonmember((BLOCKED, AWAITING_APPROVAL))
+    # In hand: waiting for a person, or approved with its action under way; the drafter
+    # proposes nothing beside it.
+    IN_HAND = nonmember((AWAITING_APPROVAL, APPROVED))
 
 
 class Proposal(Base):

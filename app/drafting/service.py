@@ -160,7 +160,7 @@ def brief_for(
         session.scalars(
             select(Proposal.id).where(
                 Proposal.case_id == case.id,
-                Proposal.status.in_((ProposalStatus.AWAITING_APPROVAL, ProposalStatus.APPROVED)),
+                Proposal.status.in_(ProposalStatus.IN_HAND),
             )
         ).first()
         is not None
@@ -631,7 +631,7 @@ def reply_facts(session: Session, case: Case) -> tuple[list[ActionBrief], list[M
             select(Proposal.amount, Proposal.currency).where(
                 Proposal.shop_id == case.shop_id,
                 Proposal.case_id == case.id,
-                Proposal.status.in_((ProposalStatus.AWAITING_APPROVAL, ProposalStatus.APPROVED)),
+                Proposal.status.in_(ProposalStatus.IN_HAND),
             )
         )
         if amount is not None and currency

@@ -27,7 +27,7 @@ KIND_NOUNS = {
     ActionKind.SUBSCRIPTION_CANCEL: said("subscription cancellations"),
     ActionKind.SUBSCRIPTION_CHANGE: said("subscription changes"),
 }
-_NO_MONEY_MOVED = frozenset({ProviderStatus.FAILED, ProviderStatus.CANCELED})
+_NO_MONEY_MOVED = ProviderStatus.MOVED_NOTHING
 
 
 @dataclass(frozen=True)
