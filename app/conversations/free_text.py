@@ -43,10 +43,11 @@ import binascii
 import codecs
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import cache, lru_cache
+from typing import Any
 
 from rapidfuzz.distance import OSA
 
@@ -468,23 +469,26 @@ def _readable(char: str) -> bool:
 
 def _leaks(text: str, confidential: Confidential) -> bool:
     canary = _letters(confidential.canary)
-    runs = _runs(confidential.texts)
-    letter_runs = _letter_runs(confidential.texts)
+    word_runs = [_word_runs_of(secret) for secret in confidential.texts]
+    letter_runs = [_letter_runs_of(secret) for secret in confidential.texts]
     for view in _decoded(text):
         letters = _letters(view)
         if canary and canary in letters:
             return True
-        if any(
-            letters[i : i + SHARED_LETTERS] in letter_runs
-            for i in range(len(letters) - SHARED_LETTERS + 1)
-        ):
+        if _shares(_runs(letters, SHARED_LETTERS), letter_runs):
             return True
         words = _word_list(view)
-        if any(
-            tuple(words[i : i + SHARED_WORDS]) in runs for i in range(len(words) - SHARED_WORDS + 1)
-        ):
+        if _shares((tuple(run) for run in _runs(words, SHARED_WORDS)), word_runs):
             return True
     return False
+
+
+def _runs(items: Sequence[Any], length: int) -> Iterator[Sequence[Any]]:
+    return (items[i : i + length] for i in range(len(items) - length + 1))
+
+
+def _shares(runs: Iterable[object], secrets: Sequence[frozenset[Any]]) -> bool:
+    return any(run in secret for run in runs for secret in secrets)
 
 
 def _decoded(text: str) -> Iterator[str]:
@@ -505,28 +509,24 @@ def _decoded(text: str) -> Iterator[str]:
                 continue
 
 
-@cache
-def _runs(texts: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
-    found: set[tuple[str, ...]] = set()
-    for text in texts:
-        words = _word_list(normal(text))
-        found.update(
-            tuple(words[i : i + SHARED_WORDS]) for i in range(len(words) - SHARED_WORDS + 1)
-        )
-    return frozenset(found)
+# Each text's runs are kept apart: the instructions and the schema are every shop's, the
+# policy text one shop's, so a bounded cache holds the common ones once.
+@lru_cache(maxsize=256)
+def _word_runs_of(text: str) -> frozenset[tuple[str, ...]]:
+    words = _word_list(normal(text))
+    return frozenset(
+        tuple(words[i : i + SHARED_WORDS]) for i in range(len(words) - SHARED_WORDS + 1)
+    )
 
 
-@cache
-def _letter_runs(texts: tuple[str, ...]) -> frozenset[str]:
-    """Every run of :data:`SHARED_LETTERS` letters and digits of ``texts``, spaces and
+@lru_cache(maxsize=256)
+def _letter_runs_of(text: str) -> frozenset[str]:
+    """Every run of :data:`SHARED_LETTERS` letters and digits of ``text``, spaces and
     punctuation left out, so a copy spaced or dotted out letter by letter is found."""
-    found: set[str] = set()
-    for text in texts:
-        letters = _letters(text)
-        found.update(
-            letters[i : i + SHARED_LETTERS] for i in range(len(letters) - SHARED_LETTERS + 1)
-        )
-    return frozenset(found)
+    letters = _letters(text)
+    return frozenset(
+        letters[i : i + SHARED_LETTERS] for i in range(len(letters) - SHARED_LETTERS + 1)
+    )
 
 
 def _word_list(text: str) -> list[str]:
