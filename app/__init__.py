@@ -23,11 +23,16 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     # without loading the web app, its SDKs and their seconds of start-up.
     from flask import Flask
 
-    from app import audit, money
+    # Every table mapped, every receiver of the executor's signals connected.
+    from app import (
+        areas,  # noqa: F401
+        audit,
+        money,
+    )
     from app.cli import register_commands
+    from app.connections.adapters import connection_adapters
     from app.db import db
-    from app.execution.providers import connection_adapters
-    from app.queue import redis_ext
+    from app.jobs.connection import redis_ext
     from app.web import helpdesk, limits, mcp_mount, proxy, register_blueprints
     from app.web.api import bp as api_bp
     from app.web.auth import StoredStaffTokens

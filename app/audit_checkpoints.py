@@ -40,6 +40,8 @@ from app.audit import (
     ChainReport,
     session_key_ring,
 )
+from app.jobs.context import WorkerContext
+from app.jobs.sweeper import Queues, Sweep, SweepReport
 from app.settings import Settings
 from app.shops.models import Shop
 
@@ -221,7 +223,7 @@ def keep_checkpoint(
 
 def write_due_checkpoints(session: Session, settings: Settings, now: datetime) -> list[Path]:
     """Checkpoint every shop whose chain head moved and whose newest checkpoint is at
-    least ``audit_checkpoint_interval_seconds`` old. Called by the sweeper each loop;
+    least ``audit_checkpoint_interval_seconds`` old. Called by each sweep (:data:`SWEEP`);
     a shop whose chain contradicts its newest checkpoint is logged and skipped."""
     keys = session_key_ring(session)
     directory = checkpoint_dir(settings)
@@ -311,3 +313,12 @@ def export_records(session: Session, checkpoint: Checkpoint) -> Iterator[dict[st
             "hash": event.hash,
             "key_id": event.key_id,
         }
+
+
+def sweep_checkpoints(ctx: WorkerContext, queues: Queues) -> SweepReport:
+    with ctx.session_factory() as session:
+        written = write_due_checkpoints(session, ctx.settings, ctx.clock())
+    return {"checkpoints": [str(path) for path in written]}
+
+
+SWEEP = Sweep("audit checkpoints", sweep_checkpoints)

@@ -201,10 +201,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
-    """Sessions on ``engine``, with every model mapped: a worker or a command does not
-    load the web app, and a table named only by a foreign key must still be known."""
-    import app.models  # noqa: F401, PLC0415  (app.models imports this module)
-
+    """Sessions on ``engine``. Every table is mapped once the process has loaded
+    :mod:`app.areas` (the app factory, the background processes and the commands do): a
+    table named only by a foreign key must still be known."""
     return sessionmaker(bind=engine, expire_on_commit=False)
 
 

@@ -37,11 +37,12 @@ from stripe import StripeClient
 from app import audit
 from app.actors import Actor, ActorKind, Surface, staff, system_actor
 from app.approvals.drafts import parse_draft
-from app.approvals.models import Proposal, ProposalStatus
 from app.approvals.service import ProposalResult, create_proposal
 from app.cases.models import Case, Customer, Order
+from app.cases.proposals import Proposal, ProposalStatus
 from app.cases.service import open_case
 from app.clock import utcnow
+from app.connections.adapters import AdapterFactory, connection_adapters
 from app.connections.models import Connection
 from app.connections.service import save_stripe_connection
 from app.conversations.identity import establish, establish_helpdesk_sender
@@ -52,7 +53,6 @@ from app.db import make_engine, make_session_factory
 from app.drafting.drafters import RulesDrafter
 from app.drafting.service import CaseAtHand, draft_now
 from app.execution.models import Action, ActionStatus
-from app.execution.providers import AdapterFactory, connection_adapters
 from app.guard import IdentityLevel
 from app.helpdesk.connection import SECRET_HEADER, gorgias_connection, save_gorgias_connection
 from app.helpdesk.events import CALL_BODY_TEMPLATE as GORGIAS_CALL_BODY
@@ -60,11 +60,11 @@ from app.helpdesk.gorgias_desk import gorgias_desks
 from app.history_audit.jobs import enqueue_scan
 from app.history_audit.models import HistoryScan
 from app.history_audit.scan import start_scan
+from app.jobs.connection import connect_redis
 from app.migrations import upgrade
 from app.money import Money
-from app.queue import connect_redis
 from app.settings import Settings
-from app.shopify.setup import APP_HANDLE
+from app.shopify.admin_links import APP_HANDLE
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import set_writes_enabled, staff_member
 from app.staff.members import add_member

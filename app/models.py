@@ -1,9 +1,9 @@
 """Imports every model module so ``Base.metadata`` knows all tables (Alembic, tests)."""
 
 from app.agents.models import AgentCredential
-from app.approvals.models import Approval, Proposal
 from app.audit import AuditEvent, AuditHead
 from app.cases.models import Case, Customer, Order
+from app.cases.proposals import Approval, Proposal
 from app.connections.models import Connection
 from app.conversations.models import Conversation, Message, Participant, VerificationCode
 from app.drafting.models import CaseDraftRecord

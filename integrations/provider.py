@@ -129,6 +129,24 @@ class SubscriptionItem:
     quantity: int
 
 
+class SubscriptionStatus(StrEnum):
+    """Where a subscription stands, in Stripe's words."""
+
+    ACTIVE = "active"
+    TRIALING = "trialing"
+    PAST_DUE = "past_due"
+    UNPAID = "unpaid"
+    PAUSED = "paused"
+    INCOMPLETE = "incomplete"
+    INCOMPLETE_EXPIRED = "incomplete_expired"
+    CANCELED = "canceled"
+
+    # Over: nothing left to cancel.
+    ENDED = nonmember((CANCELED, INCOMPLETE_EXPIRED))
+    # Running: its items or renewal may be changed.
+    CHANGEABLE = nonmember((ACTIVE, TRIALING))
+
+
 @dataclass(frozen=True)
 class SubscriptionFacts:
     id: str

@@ -23,8 +23,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.actors import Actor, ActorKind, Surface
-from app.approvals.models import Proposal
 from app.cases.models import Case, Customer, Order
+from app.cases.proposals import Proposal
 from app.clock import utcnow
 from app.conversations.models import Channel, Conversation
 from app.conversations.service import receive_message, start_conversation

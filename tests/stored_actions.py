@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Proposal
 from app.cases.models import Case
+from app.cases.proposals import Proposal
 from app.shops.models import Shop
 
 

@@ -7,7 +7,7 @@ or sends anything. A proposal from an agent meets the same checks and waits for 
 people as a staff member's (``approvals/service.py::create_proposal``); approving needs a
 staff member's role, which no agent has. Only an owner's explicit shop policy can approve
 without a person, exactly as for anyone's proposal. A drafted reply is checked like any
-reply and kept for a person to send (``drafting/service.py::keep_agent_reply``).
+reply and kept for a person to send (``agents/replies.py::keep_agent_reply``).
 
 Every tool call, in order:
 
@@ -51,23 +51,26 @@ from sqlalchemy.orm import Session, sessionmaker
 from app import audit
 from app.agents.call_limit import CallLimit, call_limit
 from app.agents.models import AgentCredential, AgentTool
+from app.agents.replies import keep_agent_reply
 from app.agents.service import agent_actor, authenticate_agent
 from app.approvals.drafts import parse_draft
-from app.approvals.models import Proposal
 from app.approvals.service import create_proposal
 from app.cases.models import Case, Customer, Order
-from app.cases.service import case_file, get_case
+from app.cases.proposals import Proposal
+from app.cases.service import get_case
 from app.clock import utcnow
+from app.connections.adapters import AdapterFactory, connection_adapters
 from app.crypto import secret_box
 from app.db import make_engine, make_session_factory
-from app.drafting.service import keep_agent_reply
 from app.errors import CasewardError, Forbidden, InvalidInput, NotFound
 from app.execution.models import Action, ActionStatus
-from app.execution.providers import AdapterFactory, connection_adapters
-from app.execution.queueing import enqueue_execution, execution_queue
-from app.guard import stored_verdict
+from app.execution.queueing import enqueue_execution
 from app.guard.identity import IdentityLevel
-from app.queue import connect_redis
+from app.inbox.case_file import case_file
+from app.inbox.views import ActionView, ProposalView
+from app.jobs.connection import connect_redis
+from app.jobs.queueing import queue_named
+from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop
 from app.validation import optional_uuid, text
@@ -93,8 +96,6 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False)
 _ADDS_FOR_A_PERSON = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 _VERIFIED = (IdentityLevel.MEDIUM, IdentityLevel.STRONG)
 _CASES_FOUND = 20
-# Statuses in which an action may still move money: counted as in flight.
-_MAY_STILL_MOVE = (*ActionStatus.IN_FLIGHT, ActionStatus.PENDING, ActionStatus.REQUIRES_ACTION)
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def context_from_settings(settings: Settings) -> ServerContext:
         session_factory=factory,
         adapters=connection_adapters(settings, secret_box(settings)),
         settings=settings,
-        enqueue=functools.partial(enqueue_execution, execution_queue(redis, settings.queue_name)),
+        enqueue=functools.partial(enqueue_execution, queue_named(redis, settings.queue_name)),
         call_limit=call_limit(redis, settings.agent_rate_limit),
     )
 
@@ -466,15 +467,16 @@ def _orders_and_payments(session: Session, credential: AgentCredential, case_id:
     # case of the same order has left the payment all the same.
     refs = {ref for order in file.orders for ref in _money_refs(order)}
     refunds = (
-        list(
-            session.scalars(
+        [
+            ActionView.of(action)
+            for action in session.scalars(
                 select(Action).where(
                     Action.shop_id == credential.shop_id,
                     Action.kind == ActionKind.REFUND,
                     or_(Action.money_ref.in_(refs), Action.target.in_(refs)),
                 )
             )
-        )
+        ]
         if refs
         else []
     )
@@ -567,12 +569,15 @@ def _money_refs(order: Order) -> set[str]:
     return {ref for ref in (order.payment_id, order.shopify_order_id) if ref}
 
 
-def _order_and_payment(order: Order, refunds: list[Action]) -> dict[str, Any]:
+def _order_and_payment(order: Order, refunds: list[ActionView]) -> dict[str, Any]:
     refs = _money_refs(order)
+    # Each refund of this order's money in its currency: its status and amount.
     own = [
-        action
-        for action in refunds
-        if (action.money_ref in refs or action.target in refs) and action.currency == order.currency
+        (view.status, view.money.amount)
+        for view in refunds
+        if (view.action.money_ref in refs or view.action.target in refs)
+        and view.money is not None
+        and view.money.currency == order.currency
     ]
     return {
         **_order(order),
@@ -582,44 +587,47 @@ def _order_and_payment(order: Order, refunds: list[Action]) -> dict[str, Any]:
             "amount": order.total,
             "currency": order.currency,
             "refunded_through_caseward": sum(
-                action.amount or 0 for action in own if action.status == ActionStatus.SUCCEEDED
+                amount for status, amount in own if status == ActionStatus.SUCCEEDED
             ),
             "in_flight": sum(
-                action.amount or 0 for action in own if action.status in _MAY_STILL_MOVE
+                amount for status, amount in own if status in ActionStatus.NOT_SETTLED
             ),
         },
     }
 
 
 def _proposal(proposal: Proposal) -> dict[str, Any]:
-    verdict = stored_verdict(proposal.verdict)
+    view = ProposalView.of(proposal)
     return {
         "proposal_id": str(proposal.id),
         "kind": proposal.kind,
         "target": proposal.target,
-        "amount": proposal.amount,
-        "currency": proposal.currency,
-        "status": proposal.status,
+        **_minor_units(view.money),
+        "status": view.status,
         "proposed_by": proposal.proposed_by,
-        "verdict_outcome": verdict.outcome.value if verdict else None,
+        "verdict_outcome": view.verdict.outcome.value if view.verdict else None,
         "approvals_required": proposal.approvals_required,
-        "failed_checks": [
-            {"check": check.name, "reason": check.reason}
-            for check in (verdict.failed if verdict else ())
-        ],
+        "failed_checks": [{"check": check.name, "reason": check.reason} for check in view.failed],
     }
 
 
 def _action(action: Action) -> dict[str, Any]:
+    view = ActionView.of(action)
     return {
         "action_id": str(action.id),
         "proposal_id": str(action.proposal_id),
         "kind": action.kind,
-        "amount": action.amount,
-        "currency": action.currency,
-        "status": action.status,
+        **_minor_units(view.money),
+        "status": view.status,
         "status_reason": action.status_reason,
     }
+
+
+def _minor_units(money: Money | None) -> dict[str, Any]:
+    """``amount`` (integer minor units) and ``currency``, both None for no money."""
+    if money is None:
+        return {"amount": None, "currency": None}
+    return {"amount": money.amount, "currency": money.currency}
 
 
 def _uuid(value: str, field: str) -> uuid.UUID:

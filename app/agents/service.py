@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from app import audit
 from app.actors import Actor, ActorKind, Surface
 from app.agents.models import AgentCredential, AgentTool
-from app.approvals.models import Proposal
+from app.cases.proposals import Proposal
 from app.errors import InvalidInput, NotFound
 from app.shops.models import Shop, StaffRole
 from app.shops.service import require_role

@@ -1,1 +1,2 @@
-"""Proposals and the approvals bound to an exact digest of them."""
+"""A person's decision on a proposal: proposing and revising it, who may approve it now, approving
+it (the last approval makes its one action), and the digest in words."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app.connections.adapters import TARGETS
 from app.errors import InvalidInput
-from app.evaluation import Draft
-from app.execution.providers import TARGETS
+from app.execution.evaluation import Draft
 from app.guard import ALLOWED_PARAMS, LineItemRef
 from app.money import Money
 from app.validation import (

@@ -1,6 +1,6 @@
 """An action in words: what an approver reads before approving its digest.
 
-The digest (:mod:`app.approvals.digest`) binds an approval to a proposal's provider,
+The digest (:mod:`app.cases.digest`) binds an approval to a proposal's provider,
 kind, target, customer, amount, currency, line items and parameters. This module says
 that same content as one sentence, so a person approves what they read:
 "Refund $48.00 of order #1001, Stripe payment pi_3N… of customer cus_9…, to the
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from app.approvals.digest import Reviewable
+from app.cases.digest import Reviewable
 from app.money import DEFAULT_LOCALE, Money
 from app.words import AS_WRITTEN, Translations
 from integrations.provider import ActionKind

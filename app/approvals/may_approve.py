@@ -33,8 +33,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
-from app.approvals.digest import Reviewable, digest_of
-from app.approvals.models import ProposalStatus
+from app.cases.digest import Reviewable, digest_of
+from app.cases.proposals import ProposalStatus
 from app.errors import CasewardError, Conflict, Forbidden
 from app.money import Money
 from app.shops.models import StaffRole

@@ -20,14 +20,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from sqlalchemy import Uuid, and_, bindparam, select
 from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import DRAFTER, WORKER, Actor, ActorKind, Surface, system_actor
-from app.agents.models import AgentCredential
-from app.approvals.digest import digest_of
 from app.approvals.may_approve import (
     NEXT_STEP,
     Approver,
@@ -35,16 +34,19 @@ from app.approvals.may_approve import (
     why_not_approvable,
     why_not_approver,
 )
-from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.cases.customer_link import explained, link_customer
+from app.cases.digest import digest_of
+from app.cases.lifecycle import move_case, move_proposal
 from app.cases.models import Case, CaseStatus
+from app.cases.proposals import Approval, Proposal, ProposalStatus
 from app.cases.service import get_case
 from app.errors import Conflict, Forbidden, NotFound
-from app.evaluation import Draft, Evaluation, evaluate_draft, line_item_rows
+from app.execution.evaluation import Draft, Evaluation, evaluate_draft, line_item_rows
+from app.execution.events import approval_expired
+from app.execution.lifecycle import move_action
 from app.execution.models import Action, ActionStatus
 from app.execution.status import record_reason
 from app.guard import Outcome, PolicyRules, Verdict, stored_verdict
-from app.lifecycle import move_action, move_case, move_proposal
 from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop, ShopPolicy, StaffRole
@@ -57,6 +59,20 @@ from app.shops.service import (
 )
 from app.words import Code, Sentence, said
 from integrations.provider import CustomerDirectory, ProviderAdapter
+
+
+class ProposingAgent(Protocol):
+    """What an outside agent's credential allows it to propose (its
+    :class:`app.agents.models.AgentCredential`)."""
+
+    @property
+    def id(self) -> uuid.UUID: ...
+
+    @property
+    def allowed_kinds(self) -> list[str]: ...
+
+    @property
+    def ceiling(self) -> dict[str, int] | None: ...
 
 
 @dataclass(frozen=True)
@@ -75,7 +91,7 @@ def create_proposal(
     adapter: ProviderAdapter,
     settings: Settings,
     now: datetime,
-    agent: AgentCredential | None = None,
+    agent: ProposingAgent | None = None,
 ) -> ProposalResult:
     # Caseward's own drafter proposes for the cases conversations open, and an agent
     # within what its credential allows; their proposals meet the same checks and wait
@@ -230,8 +246,9 @@ def reject_proposal(
     return proposal
 
 
+@approval_expired.connect
 def reopen_after_expiry(
-    session: Session, proposal: Proposal, action: Action, now: datetime
+    action: Action, *, session: Session, proposal: Proposal, now: datetime
 ) -> None:
     """The approval expired before its action was sent: nothing happened at the provider,
     so the proposal goes back for approval as a new revision (a new approval makes a new
@@ -270,7 +287,7 @@ def _refuse_with_first(refusals: list[Refusal]) -> None:
         raise refusals[0].error()
 
 
-def _require_agent_allows(actor: Actor, agent: AgentCredential | None, draft: Draft) -> None:
+def _require_agent_allows(actor: Actor, agent: ProposingAgent | None, draft: Draft) -> None:
     """An agent proposes only with its own credential, only the kinds it allows, and
     only up to its ceiling in the draft's currency (no ceiling there: nothing)."""
     if agent is None or str(agent.id) != actor.id:

@@ -1,1 +1,2 @@
-"""The case file: who is asking, about which orders, and what has happened so far."""
+"""The case and what is proposed in it: who is asking, about which orders, each proposal and the
+approvals bound to an exact digest of it, and the moves of their statuses."""

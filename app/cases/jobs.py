@@ -1,4 +1,4 @@
-"""The RQ job that refreshes our copy of a customer's Shopify orders.
+"""The RQ job that refreshes our copy of a customer's Shopify orders, and its queueing.
 
 Runs on the background queue, after the commit that made it due (a case opened, an
 order changed at Shopify). It reads through the shop's Shopify adapter, as the worker
@@ -11,21 +11,22 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
+from rq import Queue
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import WORKER
 from app.cases.models import Customer
 from app.cases.store_orders import ORDERS_SHOWN, refresh_store_orders
-from app.clock import utcnow
-from app.execution.jobs import context
-from app.execution.providers import AdapterFactory
+from app.connections.adapters import AdapterFactory, worker_adapters
+from app.jobs.context import worker_context
+from app.jobs.queueing import enqueue_unique
 from integrations.shopify.adapter import ShopifyAdapter
 
 
 def refresh_customer_orders(customer_id: str) -> str:
-    ctx = context()
+    ctx = worker_context()
     return refresh_orders_of(
-        ctx.session_factory, ctx.adapters, uuid.UUID(customer_id), now=utcnow()
+        ctx.session_factory, worker_adapters(), uuid.UUID(customer_id), now=ctx.clock()
     )
 
 
@@ -58,3 +59,14 @@ def refresh_orders_of(
             session, customer=customer, orders=orders, actor=WORKER, now=now
         )
         return f"{added} added, {updated} updated"
+
+
+def enqueue_order_refresh(queue: Queue, customer_id: uuid.UUID) -> bool:
+    """Refresh our copy of the customer's Shopify orders (background queue); a refresh
+    already waiting for the customer will read the same orders, so none is added."""
+    return enqueue_unique(
+        queue,
+        "app.cases.jobs.refresh_customer_orders",
+        (str(customer_id),),
+        f"orders-{customer_id}",
+    )

@@ -101,7 +101,7 @@ class Order(Base):
 class CaseStatus(StrEnum):
     """Where a case stands. ``needs_attention`` always has a named owner.
 
-    Changes follow :data:`app.lifecycle.CASE_MOVES`.
+    Changes follow :data:`app.cases.lifecycle.CASE_MOVES`.
     """
 
     OPEN = "open"

@@ -3,11 +3,11 @@
 Shopify is the truth about an order; the copy lets a case file show a customer's orders
 without a round trip, and records which Stripe payment paid each one (the order's
 payment reference), so a refund made in either place counts against the same money.
-A Shopify refund's order is read fresh from Shopify (:func:`app.evaluation.evaluate_draft`);
-the checks read the copy only for a refund through a provider that knows nothing of the
-order's lines (Stripe, the merchant's endpoint), to bound each line by what the order paid
-for it and by our own refunds of that line (``evaluation._order_for``). The sequence of a
-refresh:
+A Shopify refund's order is read fresh from Shopify
+(:func:`app.execution.evaluation.evaluate_draft`); the checks read the copy only for a
+refund through a provider that knows nothing of the order's lines (Stripe, the merchant's
+endpoint), to bound each line by what the order paid for it and by our own refunds of that
+line (``evaluation._order_for``). The sequence of a refresh:
 
 1. a case is opened for a customer with a Shopify identity, or Shopify reports an order
    of theirs changed (``orders/updated``, ``refunds/create``): the refresh is queued

@@ -16,10 +16,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.conversations.amounts import mentions
-from app.drafting.brief import ActionBrief
 from app.execution.models import ActionStatus
 from app.money import Money
 from app.words import Sentence, said
+
+
+@dataclass(frozen=True)
+class ActionBrief:
+    """One action of the case, as a reply may speak of it."""
+
+    kind: str
+    amount: Money | None
+    status: str  # as the provider reported it, or ours before it spoke
 
 
 @dataclass(frozen=True)

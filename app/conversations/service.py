@@ -30,8 +30,7 @@ from app import audit
 from app.actors import Actor
 from app.cases.models import Case, CaseStatus
 from app.conversations.models import Author, Channel, Conversation, Message, Participant
-from app.conversations.replies import check_reply, refused_reply
-from app.drafting.brief import ActionBrief
+from app.conversations.replies import ActionBrief, check_reply, refused_reply
 from app.errors import InvalidInput
 from app.money import Money
 from app.shops.models import StaffRole

@@ -213,7 +213,7 @@ def case_status(actions: Sequence[tuple[str, str, Money | None]]) -> Sentence | 
 @dataclass(frozen=True)
 class Shipment:
     order: str
-    status: str  # "in_transit", "delivered", "unfulfilled", ...
+    shipped: bool  # the store sent it: a fulfilment exists
     delivered: bool
     carrier: str | None = None
     tracking_number: str | None = None
@@ -225,7 +225,7 @@ def shipment_words(shipment: Shipment) -> Sentence:
     """An order's shipment as Shopify's fulfilments report it."""
     if shipment.delivered:
         return said("Order %(order)s was delivered.", order=shipment.order)
-    if shipment.status == "unfulfilled":
+    if not shipment.shipped:
         return said(
             "Order %(order)s has not shipped yet. We will send tracking details when it does.",
             order=shipment.order,

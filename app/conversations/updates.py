@@ -1,7 +1,8 @@
 """Telling the customer when the provider reports a new status for their case's action.
 
-Called in the transaction that records the provider's report
-(:func:`app.execution.status.apply_provider_answer`): the update is composed from that
+Heard in the transaction that records the provider's report
+(:func:`app.execution.status.apply_provider_answer` announces
+:data:`app.execution.events.status_moved`): the update is composed from that
 status alone (:func:`app.conversations.to_customer.status_update`) and added to the
 conversation the case came from, once per action and status (a unique key on the
 message), so a webhook and a look-up reporting the same thing tell the customer once.
@@ -16,12 +17,13 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from app.actors import Actor
+from app.actors import WORKER, Actor
 from app.cases.models import Case
 from app.conversations.language import for_customer
 from app.conversations.models import Conversation, Message
 from app.conversations.service import add_reply
 from app.conversations.to_customer import status_update
+from app.execution.events import status_moved
 from app.execution.models import Action
 from app.money import Money
 from app.shops.models import Shop
@@ -63,3 +65,8 @@ def tell_customer(
         about_action_id=action.id,
         about_status=action.status,
     )
+
+
+@status_moved.connect
+def _tell_of_new_status(action: Action, *, session: Session, case: Case, now: datetime) -> None:
+    tell_customer(session, action=action, case=case, actor=WORKER, now=now)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from babel import Locale, UnknownLocaleError
 
+from app.conversations.replies import ActionBrief
 from app.money import Money
 
 
@@ -53,13 +54,6 @@ class OrderBrief:
         )
         state = "delivered" if self.delivered else "not delivered yet"
         return f"{self.name} of {self.placed_on}, total {self.money(self.total)}, {state}; {items}"
-
-
-@dataclass(frozen=True)
-class ActionBrief:
-    kind: str
-    amount: Money | None
-    status: str  # as the provider reported it, or ours before it spoke
 
 
 @dataclass(frozen=True)

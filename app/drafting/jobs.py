@@ -27,39 +27,38 @@ import uuid
 from datetime import datetime, timedelta
 from typing import cast
 
-from rq import get_current_job
+from rq import Queue
+from rq.job import JobStatus
 from sqlalchemy import Table, Uuid, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.cases.jobs import refresh_orders_of
 from app.cases.models import Case, Order
-from app.clock import utcnow
+from app.connections.adapters import AdapterFactory, worker_adapters
 from app.conversations.models import Author, Conversation, IdentityMethod, Message
 from app.conversations.service import current_case, messages_of
 from app.drafting.drafters import Drafter, drafter_for
 from app.drafting.service import CaseAtHand, apply_fresh, brief_for
-from app.execution.jobs import context
-from app.execution.providers import AdapterFactory
-from app.execution.queueing import enqueue_execution, execution_queue
-from app.queue import connect_redis
+from app.execution.queueing import enqueue_executions_from_job
+from app.jobs.context import WorkerContext, worker_context
+from app.jobs.queueing import ENDED, enqueue_unique
+from app.jobs.sweeper import Queues, Sweep, SweepReport
 from app.settings import Settings
 from app.shops.models import Shop
 
 
 def draft_after_message(message_id: str) -> str:
-    ctx = context()
+    ctx = worker_context()
     outcome, action_id = draft_for_message(
         ctx.session_factory,
-        ctx.adapters,
+        worker_adapters(),
         ctx.settings,
         drafter_for(ctx.settings),
         uuid.UUID(message_id),
-        now=utcnow(),
+        now=ctx.clock(),
     )
     if action_id is not None:
-        job = get_current_job()
-        connection = job.connection if job is not None else connect_redis(ctx.settings)
-        enqueue_execution(execution_queue(connection, ctx.settings.queue_name), action_id)
+        enqueue_executions_from_job(ctx.settings, [action_id])
     return outcome
 
 
@@ -212,3 +211,41 @@ def _newer_message(session: Session, message: Message) -> bool:
         ).first()
         is not None
     )
+
+
+def enqueue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
+    """Draft the case of a customer's message (background queue), once per message."""
+    return _enqueue_drafting(queue, message_id, replacing=ENDED)
+
+
+def requeue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
+    """Queue the drafting of a message still owed a draft, unless its job waits or runs.
+    A finished job is replaced (the message was owed a draft again after it began: the
+    shopper was verified meanwhile); a failed one is left in front of people (RQ's failed
+    jobs) rather than call the model again at every sweep."""
+    return _enqueue_drafting(queue, message_id, replacing=(JobStatus.FINISHED,))
+
+
+def _enqueue_drafting(
+    queue: Queue, message_id: uuid.UUID, *, replacing: tuple[JobStatus, ...]
+) -> bool:
+    return enqueue_unique(
+        queue,
+        "app.drafting.jobs.draft_after_message",
+        (str(message_id),),
+        f"draft-{message_id}",
+        replacing=replacing,
+    )
+
+
+def sweep_drafts_owed(ctx: WorkerContext, queues: Queues) -> SweepReport:
+    with ctx.session_factory() as session:
+        owed = drafts_owed(session, ctx.clock())
+    return {
+        "drafting": [
+            str(message) for message in owed if requeue_drafting(queues.background, message)
+        ]
+    }
+
+
+SWEEP = Sweep("drafting", sweep_drafts_owed)

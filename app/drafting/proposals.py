@@ -14,7 +14,7 @@ from typing import Any
 
 from app.cases.models import Customer, Order
 from app.drafting.result import LinePick, StepProposal
-from app.evaluation import Draft
+from app.execution.evaluation import Draft
 from app.guard import LineItemRef
 from integrations.provider import ActionKind
 

@@ -32,10 +32,10 @@ The sequence (the job in :mod:`app.drafting.jobs` runs it for the newest custome
 4. the caller commits, then queues the action when the shop's policy approved it.
 
 An outside agent (the MCP ``draft_reply`` tool) drafts only a reply:
-:func:`keep_agent_reply` checks it the same way against the case's actions and open
-proposals, refuses it naming every claim that goes beyond them, and otherwise keeps it as
-a drafting run marked with the agent's credential, for a person to send. It is never
-sent by Caseward.
+:func:`app.agents.replies.keep_agent_reply` checks it against the case's actions and open
+proposals (:func:`reply_facts`), refuses it naming every claim that goes beyond them, and
+otherwise keeps it as a drafting run marked with the agent's credential, for a person to
+send. It is never sent by Caseward.
 """
 
 from __future__ import annotations
@@ -49,18 +49,18 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import DRAFTER, Actor
-from app.agents.models import AgentCredential
-from app.agents.service import agent_actor
-from app.approvals.models import Proposal, ProposalStatus
 from app.approvals.service import ProposalResult, create_proposal
 from app.cases.customer_link import link_customer
+from app.cases.lifecycle import move_case
 from app.cases.models import Case, CaseStatus, Customer, Order
+from app.cases.proposals import Proposal, ProposalStatus
+from app.connections.adapters import AdapterFactory
 from app.conversations.free_text import check_free_text
 from app.conversations.language import customer_locale, for_customer
 from app.conversations.linking import Linking, link_order
 from app.conversations.models import Author, Conversation, Message
-from app.conversations.replies import check_reply, refused_reply
-from app.conversations.service import MAX_MESSAGE, add_reply, messages_of
+from app.conversations.replies import ActionBrief
+from app.conversations.service import add_reply, messages_of
 from app.conversations.to_customer import (
     CHOICE_LABELS,
     Item,
@@ -84,7 +84,6 @@ from app.conversations.to_customer import (
     with_a_person,
 )
 from app.drafting.brief import (
-    ActionBrief,
     CaseBrief,
     LineBrief,
     MessageBrief,
@@ -114,18 +113,15 @@ from app.drafting.result import (
 )
 from app.drafting.steering import instruction_sentences, own_texts, own_words
 from app.errors import CasewardError, InvalidInput
-from app.evaluation import Draft
+from app.execution.evaluation import Draft
 from app.execution.models import Action
-from app.execution.providers import AdapterFactory
 from app.guard import ClaimCoverage, IdentityLevel, Verdict
 from app.guard.policy import PolicyRules
-from app.lifecycle import move_case
 from app.money import Money
 from app.settings import Settings
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy
-from app.validation import text
 from app.words import Sentence, one_after_another, said
 from integrations.provider import ActionKind, CustomerDirectory
 
@@ -369,7 +365,7 @@ def _fact(brief: CaseBrief, fact: Fact) -> Sentence | None:
     return shipment_words(
         Shipment(
             order=order.name,
-            status=shipment.status if shipment else "unfulfilled",
+            shipped=shipment is not None,
             delivered=order.delivered,
             carrier=shipment.carrier if shipment else None,
             tracking_number=shipment.tracking_number if shipment else None,
@@ -652,64 +648,6 @@ def latest_draft(session: Session, case: Case) -> CaseDraftRecord | None:
         .order_by(CaseDraftRecord.created_at.desc())
         .limit(1)
     ).first()
-
-
-AGENT_DRAFTER = "agent"
-
-
-def keep_agent_reply(
-    session: Session, *, case: Case, agent: AgentCredential, body: object, now: datetime
-) -> CaseDraftRecord:
-    """An agent's reply to the customer of ``case``, kept for a person to send. Refused
-    (nothing kept) when it claims a state no action of the case is in, as the provider
-    reported it, or names an amount neither an action's nor one under review."""
-    reply = str(text(body, "text", max_length=MAX_MESSAGE, multiline=True, required=True))
-    facts, proposed = reply_facts(session, case)
-    problems = check_reply(reply, actions=facts, proposed=proposed)
-    if problems:
-        raise InvalidInput(refused_reply(problems), field="text", code="reply_refused")
-    record = CaseDraftRecord(
-        id=uuid.uuid4(),
-        shop_id=case.shop_id,
-        case_id=case.id,
-        drafter=AGENT_DRAFTER,
-        next_step="answer",
-        summary="",
-        reply=reply,
-        agent_id=agent.id,
-        created_at=now,
-    )
-    session.add(record)
-    session.flush()
-    audit.record(
-        session,
-        shop_id=case.shop_id,
-        kind="case.reply_drafted",
-        actor=agent_actor(agent),
-        case_id=case.id,
-        # The draft's id, never its words: the chain holds no text meant for a customer.
-        data={"draft_id": str(record.id)},
-        now=now,
-    )
-    return record
-
-
-def agent_replies(
-    session: Session, case: Case, limit: int = 5
-) -> list[tuple[CaseDraftRecord, AgentCredential]]:
-    """The newest replies agents drafted for ``case``, each with the agent's credential."""
-    rows = session.execute(
-        select(CaseDraftRecord, AgentCredential)
-        .join(AgentCredential, AgentCredential.id == CaseDraftRecord.agent_id)
-        .where(
-            CaseDraftRecord.shop_id == case.shop_id,
-            CaseDraftRecord.case_id == case.id,
-            AgentCredential.shop_id == case.shop_id,
-        )
-        .order_by(CaseDraftRecord.created_at.desc())
-        .limit(limit)
-    )
-    return [(record, credential) for record, credential in rows]
 
 
 def why_not_proposable(brief: CaseBrief, conversation: Conversation, order: str) -> str | None:

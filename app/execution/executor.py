@@ -42,20 +42,21 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, Table, Uuid, and_, bindparam, select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from app.actors import WORKER
-from app.approvals.digest import digest_of
-from app.approvals.models import Proposal
-from app.approvals.service import reopen_after_expiry
+from app.cases.digest import digest_of
 from app.cases.models import Case, Customer
+from app.cases.proposals import Proposal
+from app.connections.adapters import AdapterFactory
 from app.connections.models import Connection
 from app.db import locked_row
 from app.errors import CasewardError
-from app.evaluation import Draft, evaluate_draft
+from app.execution.evaluation import Draft, evaluate_draft
+from app.execution.events import announce, approval_expired
 from app.execution.ledger import line_item_refs
+from app.execution.lifecycle import ACTION_MOVES, move_action
 from app.execution.models import Action, ActionAttempt, ActionStatus, TargetLock
-from app.execution.providers import AdapterFactory
 from app.execution.status import (
     apply_provider_answer,
     escalate,
@@ -64,8 +65,7 @@ from app.execution.status import (
     stop_action,
 )
 from app.guard import Outcome, PolicyRules
-from app.lifecycle import ACTION_MOVES, move_action
-from app.settings import Settings
+from app.jobs.context import WorkerContext
 from app.shops.models import Shop, ShopPolicy
 from app.shops.service import is_newest_policy, policy_rules
 from app.shops.switches import WriteStop, writes_stopped
@@ -103,13 +103,11 @@ _UNSENT_MAX_PAUSE = 60.0
 
 
 @dataclass(frozen=True)
-class ExecutionContext:
-    """What an execution needs from the outside: storage, providers, settings, time."""
+class ExecutionContext(WorkerContext):
+    """What an execution needs from the outside: storage, settings and time (a worker's),
+    and the providers."""
 
-    session_factory: sessionmaker[Session]
     adapters: AdapterFactory
-    settings: Settings
-    clock: Callable[[], datetime]
     # Puts the action's execution back on the queue after a delay (seconds); without
     # it the sweeper picks the action up once its ``next_check_at`` is due.
     resend_later: Callable[[uuid.UUID, float], None] | None = None
@@ -357,7 +355,7 @@ def _stopped_before_checks(
                 "and the proposal awaits approval again"
             )
             _stop(session, action, ActionStatus.EXPIRED, reason, now)
-            reopen_after_expiry(session, proposal, action, now)
+            announce(approval_expired, action, session=session, proposal=proposal, now=now)
             return True
     elif proposal is None or digest_of(proposal, policy_version) != action.digest:
         reason = said("the proposal or the shop's policy changed after approval")

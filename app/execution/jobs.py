@@ -1,7 +1,9 @@
-"""The functions RQ runs. Each builds its context from the environment once per process.
+"""The money executor's RQ jobs. Each builds its context from the environment once per
+process.
 
 Exceptions are never swallowed here: a job that raises is marked failed by RQ,
-and the sweeper re-enqueues the action from the database.
+and the sweeper re-enqueues the action from the database
+(:mod:`app.execution.sweep`).
 """
 
 from __future__ import annotations
@@ -12,39 +14,27 @@ from functools import cache, partial
 
 from rq import Queue, get_current_job
 
-from app import audit
-from app.clock import utcnow
-from app.crypto import secret_box
-from app.db import make_engine, make_session_factory
+from app.connections.adapters import worker_adapters
 from app.execution.executor import (
     ExecutionContext,
     execute_action,
     reconcile_action,
     refresh_action,
 )
-from app.execution.providers import connection_adapters
 from app.execution.queueing import enqueue_resend
-from app.settings import Settings
+from app.jobs.context import worker_context
 
 
 @cache
 def context() -> ExecutionContext:
-    settings = Settings.from_env()
-    settings.require_production_secrets()
-    return execution_context(settings)
-
-
-def execution_context(settings: Settings) -> ExecutionContext:
-    """What a worker executes actions with: its own pool, the audit keys, adapters kept
-    per connection."""
-    factory = make_session_factory(make_engine(settings.database_url))
-    # Events the worker writes are sealed with the same keys as the web's.
-    audit.bind_key_ring(factory, audit.audit_key_ring(settings))
+    """What a worker executes actions with: the process's pool, settings and clock, and
+    adapters kept per connection."""
+    worker = worker_context()
     return ExecutionContext(
-        session_factory=factory,
-        adapters=connection_adapters(settings, secret_box(settings), reuse=True),
-        settings=settings,
-        clock=utcnow,
+        session_factory=worker.session_factory,
+        settings=worker.settings,
+        clock=worker.clock,
+        adapters=worker_adapters(),
     )
 
 

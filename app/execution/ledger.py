@@ -1,7 +1,7 @@
 """What our own actions have taken and will take: the actions table's reads for the checks.
 
 Every check of a money action counts our own actions beside the provider's facts
-(:func:`app.evaluation.evaluate_draft`). Two reads answer it, each one round trip:
+(:func:`app.execution.evaluation.evaluate_draft`). Two reads answer it, each one round trip:
 
 * :func:`actions_around`: our actions on the same target or the same money, in flight
   or reported by the provider, as the guard's light records (only the columns the

@@ -26,7 +26,7 @@ from app.db import Base, UTCDateTime, insert_one_unless_present
 
 
 class ActionStatus(StrEnum):
-    """Where an approved action stands. Changes follow :data:`app.lifecycle.ACTION_MOVES`.
+    """Where an approved action stands. Changes follow :data:`app.execution.lifecycle.ACTION_MOVES`.
 
     Ours, before the provider has spoken:
       ``queued``     approved, a job is (or should be) on the queue.
@@ -98,7 +98,8 @@ class Action(Base):
     amount: Mapped[int | None] = mapped_column(Integer)
     currency: Mapped[str | None] = mapped_column(String(3))
     line_items: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
-    # The money a refund gives back, whichever provider is asked (see app.evaluation.money_of).
+    # The money a refund gives back, whichever provider is asked
+    # (see app.execution.evaluation.money_of).
     money_ref: Mapped[str | None] = mapped_column(String(255))
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     # Derived from the action id and stored before the first call; never replaced.

@@ -3,7 +3,7 @@
 An action's provider status moves only forward: a refund can go from pending to
 succeeded and, days later, to failed, but never from failed back to succeeded,
 whatever order webhooks and look-ups arrive in (the table is
-:data:`app.lifecycle.ACTION_MOVES`; a report it does not allow is kept as
+:data:`app.execution.lifecycle.ACTION_MOVES`; a report it does not allow is kept as
 ``action.stale_report_ignored``). Whatever stops an action, or leaves it unclear too
 long, puts its case in front of a named person.
 """
@@ -16,11 +16,12 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import WORKER, Actor, Surface, system_actor
-from app.approvals.models import Proposal
+from app.cases.lifecycle import move_case
 from app.cases.models import Case, CaseStatus
-from app.conversations.updates import tell_customer
+from app.cases.proposals import Proposal
+from app.execution.events import announce, status_moved
+from app.execution.lifecycle import move_action, provider_report_applies
 from app.execution.models import Action, ActionStatus
-from app.lifecycle import move_action, move_case, provider_report_applies
 from app.words import Code, Sentence, said
 from integrations.provider import ProviderAnswer, ProviderStatus
 
@@ -84,7 +85,7 @@ def apply_provider_answer(
                 failure_reason=answer.failure_reason,
             )
         send_back_for_review(session, action, reported, now)
-    tell_customer(session, action=action, case=case, actor=WORKER, now=now)
+    announce(status_moved, action, session=session, case=case, now=now)
     return True
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from app.guard._context import (
     MONEY_KINDS,
@@ -357,69 +358,49 @@ def customer_matches(ctx: Context, subject: Sentence, owner: str | None) -> Chec
     a missing link on either side blocks, and the reason says which one.
     """
     case_customer, named = ctx.proposal.case_customer, ctx.proposal.customer_ref
-    provider = ctx.provider_label
     facts = {"case_customer": case_customer, "customer_ref": named, "owner": owner}
     if case_customer is None:
-        return CheckResult(
-            CheckName.CUSTOMER_MATCHES,
-            False,
-            said(
-                "The case's customer has no %(provider)s customer linked, so nothing ties "
-                "%(subject)s to them; link the customer's %(provider)s account to the case "
-                "first.",
-                provider=provider,
-                subject=subject,
-            ),
-            facts,
+        reason = said(
+            "The case's customer has no %(provider)s customer linked, so nothing ties "
+            "%(subject)s to them; link the customer's %(provider)s account to the case "
+            "first.",
+            provider=ctx.provider_label,
+            subject=subject,
         )
-    if named is not None and named != case_customer:
-        return CheckResult(
-            CheckName.CUSTOMER_MATCHES,
-            False,
-            said(
-                "The proposal names customer %(named)s, but the case is about customer "
-                "%(customer)s; a proposal cannot reach beyond the case's customer.",
-                named=named,
-                customer=case_customer,
-            ),
-            facts,
+    elif named is not None and named != case_customer:
+        reason = said(
+            "The proposal names customer %(named)s, but the case is about customer "
+            "%(customer)s; a proposal cannot reach beyond the case's customer.",
+            named=named,
+            customer=case_customer,
         )
-    if owner is None:
-        return CheckResult(
-            CheckName.CUSTOMER_MATCHES,
-            False,
-            said(
-                "%(subject)s has no customer on record at %(provider)s, so it cannot be shown "
-                "to belong to the case's customer %(customer)s.",
-                subject=subject,
-                provider=provider,
-                customer=case_customer,
-            ),
-            facts,
+    elif owner is None:
+        reason = said(
+            "%(subject)s has no customer on record at %(provider)s, so it cannot be shown "
+            "to belong to the case's customer %(customer)s.",
+            subject=subject,
+            provider=ctx.provider_label,
+            customer=case_customer,
         )
-    if owner != case_customer:
-        return CheckResult(
-            CheckName.CUSTOMER_MATCHES,
-            False,
-            said(
-                "%(subject)s belongs to customer %(owner)s, not to the case's customer "
-                "%(customer)s.",
-                subject=subject,
-                owner=owner,
-                customer=case_customer,
-            ),
-            facts,
-        )
-    return CheckResult(
-        CheckName.CUSTOMER_MATCHES,
-        True,
-        said(
-            "%(subject)s belongs to customer %(owner)s, the case's customer.",
+    elif owner != case_customer:
+        reason = said(
+            "%(subject)s belongs to customer %(owner)s, not to the case's customer %(customer)s.",
             subject=subject,
             owner=owner,
-        ),
-        facts,
-    )
+            customer=case_customer,
+        )
+    else:
+        return CheckResult(
+            CheckName.CUSTOMER_MATCHES,
+            True,
+            said(
+                "%(subject)s belongs to customer %(owner)s, the case's customer.",
+                subject=subject,
+                owner=owner,
+            ),
+            facts,
+        )
+    return CheckResult(CheckName.CUSTOMER_MATCHES, False, reason, facts)
 
 
 def not_already_at_provider(
@@ -482,38 +463,9 @@ def duplicate_check(
     holds their write (``ids_at_provider``): then the provider's record decides,
     so a write that failed there is not a duplicate.
     """
-    proposal = ctx.proposal
-    amount = proposal.amount
+    amount = ctx.proposal.amount
     window = ctx.policy.duplicate_window
-    since = ctx.since(window)
-    skip = set(ids_at_provider)
-    matches = list(provider_matches)
-    matches += [
-        said(
-            "Caseward action %(action_id)s, %(status)s",
-            action_id=action.action_id,
-            status=action.status.value,
-        )
-        for action in ctx.in_flight
-        if action.kind is proposal.kind
-        and action.target == proposal.target
-        and action.amount == amount
-        and action.action_id not in skip
-    ]
-    matches += [
-        said(
-            "Caseward action %(action_id)s, %(status)s",
-            action_id=past.action_id,
-            status=past.status.value,
-        )
-        for past in ctx.history
-        if past.kind is proposal.kind
-        and past.target == proposal.target
-        and past.amount == amount
-        and past.created_at >= since
-        and moved_money(past.status)
-        and past.action_id not in skip
-    ]
+    matches = list(provider_matches) + _ours_alike(ctx, skip=set(ids_at_provider))
     period = describe_period(window)
     facts = {
         "window_seconds": int(window.total_seconds()),
@@ -550,6 +502,34 @@ def duplicate_check(
     )
 
 
+def _ours_alike(ctx: Context, *, skip: set[str]) -> list[Sentence]:
+    """Our actions of the proposal's kind, target and amount: in flight, then past ones that
+    moved money within the duplicate window; those in ``skip`` left out."""
+    proposal = ctx.proposal
+    since = ctx.since(ctx.policy.duplicate_window)
+    in_flight = [
+        (action.action_id, action.status.value)
+        for action in ctx.in_flight
+        if action.kind is proposal.kind
+        and action.target == proposal.target
+        and action.amount == proposal.amount
+    ]
+    recent = [
+        (past.action_id, past.status.value)
+        for past in ctx.history
+        if past.kind is proposal.kind
+        and past.target == proposal.target
+        and past.amount == proposal.amount
+        and past.created_at >= since
+        and moved_money(past.status)
+    ]
+    return [
+        said("Caseward action %(action_id)s, %(status)s", action_id=action_id, status=status)
+        for action_id, status in in_flight + recent
+        if action_id not in skip
+    ]
+
+
 def currency_check(ctx: Context, amount: Money, subject: Sentence, currency: str) -> CheckResult:
     facts = {"requested_currency": amount.currency, "currency": currency}
     if amount.currency == currency:
@@ -581,6 +561,21 @@ def currency_check(ctx: Context, amount: Money, subject: Sentence, currency: str
 # ---------------------------------------------------------------- caps
 
 
+@dataclass(frozen=True)
+class _Cap:
+    """One cap as a check: its check name, what its reasons call it, its rule, and the
+    customer whose money it counts (``None`` for the shop's cap)."""
+
+    name: CheckName
+    label: Sentence
+    rule: CapRule
+    customer: str | None
+
+    @property
+    def per_customer(self) -> bool:
+        return self.name is CheckName.CUSTOMER_CAP
+
+
 def cap_checks(ctx: Context, customer: str | None) -> list[CheckResult]:
     """Caps over a trailing period: our past actions + our in-flight ones + this one."""
     return [
@@ -593,6 +588,14 @@ def cap_checks(ctx: Context, customer: str | None) -> list[CheckResult]:
         ),
         _cap(ctx, CheckName.SHOP_CAP, said("per-shop cap"), ctx.policy.per_shop_cap, None),
     ]
+
+
+def _spend(ctx: Context, cap: _Cap) -> CapSpend:
+    """What counts against the cap besides this proposal: as the caller added it up, or
+    else from our actions."""
+    spending = ctx.spending
+    given = spending and (spending.customer if cap.per_customer else spending.shop)
+    return given or _spend_of(ctx, cap.rule, cap.customer if cap.per_customer else None)
 
 
 def _spend_of(ctx: Context, cap: CapRule, customer: str | None) -> CapSpend:
@@ -624,20 +627,20 @@ def _spend_of(ctx: Context, cap: CapRule, customer: str | None) -> CapSpend:
 
 
 def _cap(
-    ctx: Context, name: CheckName, label: Sentence, cap: CapRule | None, customer: str | None
+    ctx: Context, name: CheckName, label: Sentence, rule: CapRule | None, customer: str | None
 ) -> CheckResult:
-    per_customer = name is CheckName.CUSTOMER_CAP
-    amount = ctx.proposal.amount
-    if cap is None:
+    """Whether the cap applies to this proposal at all; if it does, whether it can be
+    measured and the proposal fits in it."""
+    if rule is None:
         return CheckResult(
             name, True, said("The shop's policy sets no %(cap)s.", cap=label), {"cap": None}
         )
-    limit = cap.limit
     facts: dict[str, object] = {
-        "cap": limit.amount,
-        "currency": limit.currency,
-        "period_seconds": int(cap.period.total_seconds()),
+        "cap": rule.limit.amount,
+        "currency": rule.limit.currency,
+        "period_seconds": int(rule.period.total_seconds()),
     }
+    amount = ctx.proposal.amount
     if ctx.proposal.kind not in MONEY_KINDS or amount is None or amount.amount <= 0:
         return CheckResult(
             name,
@@ -649,42 +652,52 @@ def _cap(
         )
     facts["requested"] = amount.amount
     facts["requested_currency"] = amount.currency
+    cap = _Cap(name, label, rule, customer)
+    unmeasurable = _why_unmeasurable(ctx, cap, amount)
+    if unmeasurable is not None:
+        return CheckResult(name, False, unmeasurable, facts)
+    return _within_cap(ctx, cap, amount, facts)
+
+
+def _why_unmeasurable(ctx: Context, cap: _Cap, amount: Money) -> Sentence | None:
+    """What keeps ``amount`` from being measured against the cap, if anything."""
+    limit = cap.rule.limit
     if amount.currency != limit.currency:
         # Amounts in two currencies cannot be added up without a rate we do not have.
-        return CheckResult(
-            name,
-            False,
-            said(
-                "The %(cap)s is set in %(cap_currency)s; a %(currency)s amount cannot be "
-                "measured against it.",
-                cap=label,
-                cap_currency=limit.currency.upper(),
-                currency=amount.currency.upper(),
-            ),
-            facts,
+        return said(
+            "The %(cap)s is set in %(cap_currency)s; a %(currency)s amount cannot be "
+            "measured against it.",
+            cap=cap.label,
+            cap_currency=limit.currency.upper(),
+            currency=amount.currency.upper(),
         )
-    if per_customer and customer is None:
-        return CheckResult(
-            name,
-            False,
-            said(
-                "The %(cap)s cannot be applied: the case has no customer at %(provider)s.",
-                cap=label,
-                provider=ctx.provider_label,
-            ),
-            facts,
+    if cap.per_customer and cap.customer is None:
+        return said(
+            "The %(cap)s cannot be applied: the case has no customer at %(provider)s.",
+            cap=cap.label,
+            provider=ctx.provider_label,
         )
-    facts["customer"] = customer
+    return None
 
-    given = ctx.spending and (ctx.spending.customer if per_customer else ctx.spending.shop)
-    spend = given or _spend_of(ctx, cap, customer if per_customer else None)
+
+def _within_cap(ctx: Context, cap: _Cap, amount: Money, facts: dict[str, object]) -> CheckResult:
+    """``amount``, with what our actions already took or will take, stays within the cap."""
+    limit = cap.rule.limit
+    spend = _spend(ctx, cap)
     done, in_flight = spend.done, spend.in_flight
     total = done + in_flight + amount.amount
-    facts.update(done=done, in_flight=in_flight, total=total)
+    measured = facts | {
+        "customer": cap.customer,
+        "done": done,
+        "in_flight": in_flight,
+        "total": total,
+    }
     whom = (
-        said("customer %(customer)s", customer=str(customer)) if per_customer else said("the shop")
+        said("customer %(customer)s", customer=str(cap.customer))
+        if cap.per_customer
+        else said("the shop")
     )
-    period = describe_period(cap.period)
+    period = describe_period(cap.rule.period)
     cur = limit.currency
     breakdown = said(
         "%(done)s done, %(in_flight)s in flight",
@@ -693,7 +706,7 @@ def _cap(
     )
     if total > limit.amount:
         return CheckResult(
-            name,
+            cap.name,
             False,
             said(
                 "This %(amount)s would bring %(whom)s to %(total)s in the last %(period)s, "
@@ -702,14 +715,14 @@ def _cap(
                 whom=whom,
                 total=Money(total, cur),
                 period=period,
-                cap=label,
+                cap=cap.label,
                 limit=limit,
                 breakdown=breakdown,
             ),
-            facts,
+            measured,
         )
     return CheckResult(
-        name,
+        cap.name,
         True,
         said(
             "This %(amount)s brings %(whom)s to %(total)s of the %(cap)s of %(limit)s over "
@@ -717,10 +730,10 @@ def _cap(
             amount=amount,
             whom=whom,
             total=Money(total, cur),
-            cap=label,
+            cap=cap.label,
             limit=limit,
             period=period,
             breakdown=breakdown,
         ),
-        facts,
+        measured,
     )

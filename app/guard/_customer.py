@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from app.guard._common import (
     currency_check,
@@ -13,6 +14,7 @@ from app.guard._common import (
 )
 from app.guard._context import Context
 from app.guard.verdict import CheckName, CheckResult
+from app.money import Money
 from app.words import Sentence, Value, one_after_another, said, said_n
 from integrations.provider import ACTION_ID_METADATA_KEY, CustomerFacts
 
@@ -155,91 +157,143 @@ def _as_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+@dataclass(frozen=True)
+class _Terms:
+    """A discount's terms as the proposal's settings give them (``raw_*``: any value), and
+    the whole numbers among them."""
+
+    raw_percent: object
+    raw_off: object
+    raw_months: object
+    duration: object
+
+    @classmethod
+    def of(cls, params: Mapping[str, object]) -> _Terms:
+        return cls(
+            raw_percent=params.get("percent_off"),
+            raw_off=params.get("amount_off"),
+            raw_months=params.get("duration_in_months"),
+            duration=params.get("duration"),
+        )
+
+    @property
+    def percent(self) -> int | None:
+        return _as_int(self.raw_percent)
+
+    @property
+    def amount_off(self) -> int | None:
+        return _as_int(self.raw_off)
+
+    @property
+    def months(self) -> int | None:
+        return _as_int(self.raw_months)
+
+
 def _discount_terms(ctx: Context) -> tuple[CheckResult, int | None]:
     """Either a percent (its value at risk stated as ``amount``) or an amount off equal to
     ``amount``, and how long it lasts. Returns the valid percent, for duplicate matching."""
-    params = ctx.proposal.params
+    terms = _Terms.of(ctx.proposal.params)
     amount = ctx.proposal.amount
-    raw_percent, raw_off = params.get("percent_off"), params.get("amount_off")
-    raw_months, duration = params.get("duration_in_months"), params.get("duration")
-    percent, amount_off, months = _as_int(raw_percent), _as_int(raw_off), _as_int(raw_months)
     maximum = ctx.policy.max_percent_off
     facts: dict[str, object] = {
-        "percent_off": percent,
-        "amount_off": amount_off,
-        "duration": duration if isinstance(duration, str) else None,
-        "duration_in_months": months,
+        "percent_off": terms.percent,
+        "amount_off": terms.amount_off,
+        "duration": terms.duration if isinstance(terms.duration, str) else None,
+        "duration_in_months": terms.months,
         "max_percent_off": maximum,
     }
-    problems: list[Sentence] = []
-    if (raw_percent is None) == (raw_off is None):
-        problems.append(said("Give either percent_off or amount_off, exactly one of them."))
-    if raw_percent is not None:
-        if percent is None or not 1 <= percent <= 100:
-            problems.append(
-                said(
-                    "percent_off must be a whole number from 1 to 100, not %(value)s.",
-                    value=repr(raw_percent),
-                )
-            )
-        elif percent > maximum:
-            problems.append(
-                said(
-                    "A %(percent)s%% discount is above the shop's maximum of %(maximum)s%% off.",
-                    percent=percent,
-                    maximum=maximum,
-                )
-            )
-    if raw_off is not None:
-        if amount_off is None or amount_off <= 0:
-            problems.append(
-                said(
-                    "amount_off must be a positive whole number of minor units, not %(value)s.",
-                    value=repr(raw_off),
-                )
-            )
-        elif amount is not None and amount_off != amount.amount:
-            # Minor units as the proposal writes them: a setting's value, not an amount.
-            problems.append(
-                said(
-                    "amount_off (%(amount_off)s) does not match the amount %(amount)s "
-                    "(%(minor)s in minor units).",
-                    amount_off=str(amount_off),
-                    amount=amount,
-                    minor=str(amount.amount),
-                )
-            )
-    if duration not in _DURATIONS:
-        problems.append(
-            said("Say how long the discount lasts: duration once, repeating or forever.")
+    problems = [
+        problem
+        for problem in (
+            _not_exactly_one_off(terms),
+            _percent_problem(terms, maximum),
+            _amount_off_problem(terms, amount),
+            _duration_problem(terms),
         )
-    elif duration == "repeating" and (months is None or months < 1):
-        problems.append(said("A repeating discount needs duration_in_months of at least 1."))
-    elif duration != "repeating" and raw_months is not None:
-        problems.append(said("duration_in_months only applies to a repeating discount."))
+        if problem is not None
+    ]
     if problems:
-        return CheckResult(
-            CheckName.DISCOUNT_TERMS, False, one_after_another(problems), facts
-        ), None
+        failed = CheckResult(CheckName.DISCOUNT_TERMS, False, one_after_another(problems), facts)
+        return failed, None
+    passed = CheckResult(CheckName.DISCOUNT_TERMS, True, _terms_in_words(terms, amount), facts)
+    return passed, terms.percent
+
+
+def _not_exactly_one_off(terms: _Terms) -> Sentence | None:
+    if (terms.raw_percent is None) == (terms.raw_off is None):
+        return said("Give either percent_off or amount_off, exactly one of them.")
+    return None
+
+
+def _percent_problem(terms: _Terms, maximum: int) -> Sentence | None:
+    if terms.raw_percent is None:
+        return None
+    percent = terms.percent
+    if percent is None or not 1 <= percent <= 100:
+        return said(
+            "percent_off must be a whole number from 1 to 100, not %(value)s.",
+            value=repr(terms.raw_percent),
+        )
+    if percent > maximum:
+        return said(
+            "A %(percent)s%% discount is above the shop's maximum of %(maximum)s%% off.",
+            percent=percent,
+            maximum=maximum,
+        )
+    return None
+
+
+def _amount_off_problem(terms: _Terms, amount: Money | None) -> Sentence | None:
+    if terms.raw_off is None:
+        return None
+    amount_off = terms.amount_off
+    if amount_off is None or amount_off <= 0:
+        return said(
+            "amount_off must be a positive whole number of minor units, not %(value)s.",
+            value=repr(terms.raw_off),
+        )
+    if amount is not None and amount_off != amount.amount:
+        # Minor units as the proposal writes them: a setting's value, not an amount.
+        return said(
+            "amount_off (%(amount_off)s) does not match the amount %(amount)s "
+            "(%(minor)s in minor units).",
+            amount_off=str(amount_off),
+            amount=amount,
+            minor=str(amount.amount),
+        )
+    return None
+
+
+def _duration_problem(terms: _Terms) -> Sentence | None:
+    duration, months = terms.duration, terms.months
+    if duration not in _DURATIONS:
+        return said("Say how long the discount lasts: duration once, repeating or forever.")
+    if duration == "repeating" and (months is None or months < 1):
+        return said("A repeating discount needs duration_in_months of at least 1.")
+    if duration != "repeating" and terms.raw_months is not None:
+        return said("duration_in_months only applies to a repeating discount.")
+    return None
+
+
+def _terms_in_words(terms: _Terms, amount: Money | None) -> Sentence:
+    """Valid terms said: how much comes off, and for how long."""
+    percent, months = terms.percent, terms.months
     # The terms are valid here, so months are given exactly when the discount repeats.
     lasts = (
-        _LASTS[str(duration)]
+        _LASTS[str(terms.duration)]
         if months is None
         else said_n("for %(count)s month", "for %(count)s months", months)
     )
     if percent is not None:
-        terms = (
-            said("%(percent)s%% off, %(lasts)s.", percent=percent, lasts=lasts)
-            if amount is None
-            else said(
-                "%(percent)s%% off, %(lasts)s, taking off at most %(amount)s.",
-                percent=percent,
-                lasts=lasts,
-                amount=amount,
-            )
+        if amount is None:
+            return said("%(percent)s%% off, %(lasts)s.", percent=percent, lasts=lasts)
+        return said(
+            "%(percent)s%% off, %(lasts)s, taking off at most %(amount)s.",
+            percent=percent,
+            lasts=lasts,
+            amount=amount,
         )
-        return CheckResult(CheckName.DISCOUNT_TERMS, True, terms, facts), percent
-    off: Value = said("%(minor)s minor units", minor=str(amount_off)) if amount is None else amount
-    return CheckResult(
-        CheckName.DISCOUNT_TERMS, True, said("%(off)s off, %(lasts)s.", off=off, lasts=lasts), facts
-    ), None
+    off: Value = (
+        said("%(minor)s minor units", minor=str(terms.amount_off)) if amount is None else amount
+    )
+    return said("%(off)s off, %(lasts)s.", off=off, lasts=lasts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from app.guard._common import (
     currency_check,
@@ -22,6 +22,7 @@ from integrations.provider import (
     ACTION_ID_METADATA_KEY,
     ActionKind,
     OrderFacts,
+    OrderLine,
     PaymentFacts,
     ProviderRefund,
 )
@@ -288,6 +289,16 @@ def _line_totals(ctx: Context, ledger: _Ledger) -> tuple[dict[str, int], dict[st
     return recorded, pending
 
 
+@dataclass(frozen=True)
+class _LinePart:
+    """One line's part of the refund, gone through: whether it fits, the sentence that says
+    so or says what is wrong, and the line's figures where it could be measured."""
+
+    fits: bool
+    said: Sentence
+    facts: dict[str, object] | None = None
+
+
 def _line_items(ctx: Context, ledger: _Ledger) -> CheckResult:
     """Each line's part fits in that line's paid - refunded - in flight; the parts add up.
 
@@ -323,64 +334,10 @@ def _line_items(ctx: Context, ledger: _Ledger) -> CheckResult:
             ),
             facts,
         )
-    lines = {line.id: line for line in order.lines}
-    recorded, pending = _line_totals(ctx, ledger)
-    problems: list[Sentence] = []
-    fits: list[Sentence] = []
-    line_facts: list[dict[str, object]] = []
-    seen: set[str] = set()
-    for ref in proposal.line_items:
-        line = lines.get(ref.line_id)
-        if ref.line_id in seen:
-            problems.append(said("Line %(line)s appears twice in the proposal.", line=ref.line_id))
-            continue
-        seen.add(ref.line_id)
-        if line is None:
-            problems.append(
-                said("Line %(line)s is not on order %(order)s.", line=ref.line_id, order=order.name)
-            )
-            continue
-        label = said("%(title)s (line %(line)s)", title=line.title, line=line.id)
-        if ref.amount_minor <= 0:
-            problems.append(said("The amount for %(line)s must be more than zero.", line=label))
-            continue
-        refunded = max(line.refunded, recorded[line.id])
-        in_flight = pending[line.id]
-        left = line.paid - refunded - in_flight
-        line_facts.append(
-            {
-                "line_id": line.id,
-                "paid": line.paid,
-                "refunded": refunded,
-                "in_flight": in_flight,
-                "remaining": left,
-                "requested": ref.amount_minor,
-            }
-        )
-        if ref.amount_minor > left:
-            problems.append(
-                said(
-                    "Refund of %(amount)s for %(line)s exceeds what is left for that line "
-                    "(%(left)s of %(paid)s paid: %(refunded)s refunded, %(in_flight)s in flight).",
-                    amount=Money(ref.amount_minor, cur),
-                    line=label,
-                    left=Money(max(left, 0), cur),
-                    paid=Money(line.paid, cur),
-                    refunded=Money(refunded, cur),
-                    in_flight=Money(in_flight, cur),
-                )
-            )
-        else:
-            fits.append(
-                said(
-                    "%(line)s %(amount)s of %(left)s left",
-                    line=label,
-                    amount=Money(ref.amount_minor, cur),
-                    left=Money(left, cur),
-                )
-            )
+    parts = _line_parts(ctx, order, ledger)
     total = sum(ref.amount_minor for ref in proposal.line_items)
-    facts.update(lines=line_facts, lines_total=total)
+    facts.update(lines=[part.facts for part in parts if part.facts is not None], lines_total=total)
+    problems = [part.said for part in parts if not part.fits]
     if amount is not None and total != amount.amount:
         problems.append(
             said(
@@ -391,12 +348,87 @@ def _line_items(ctx: Context, ledger: _Ledger) -> CheckResult:
         )
     if problems:
         return CheckResult(CheckName.LINE_ITEMS, False, one_after_another(problems), facts)
+    fits = [part.said for part in parts if part.fits]
     return CheckResult(
         CheckName.LINE_ITEMS,
         True,
         said("Each line fits in what is left for it: %(fits)s.", fits=joined(fits)),
         facts,
     )
+
+
+def _line_parts(ctx: Context, order: OrderFacts, ledger: _Ledger) -> list[_LinePart]:
+    """The proposal's line parts in turn: a line given twice, a line not on ``order`` and a
+    part of nothing are wrong; any other is measured against what is left on its line."""
+    lines = {line.id: line for line in order.lines}
+    recorded, pending = _line_totals(ctx, ledger)
+    currency = order.currency.lower()
+    parts: list[_LinePart] = []
+    seen: set[str] = set()
+    for ref in ctx.proposal.line_items:
+        line = lines.get(ref.line_id)
+        if ref.line_id in seen:
+            problem = said("Line %(line)s appears twice in the proposal.", line=ref.line_id)
+            part = _LinePart(False, problem)
+        elif line is None:
+            problem = said(
+                "Line %(line)s is not on order %(order)s.", line=ref.line_id, order=order.name
+            )
+            part = _LinePart(False, problem)
+        elif ref.amount_minor <= 0:
+            problem = said(
+                "The amount for %(line)s must be more than zero.", line=_line_label(line)
+            )
+            part = _LinePart(False, problem)
+        else:
+            part = _measure_line(
+                line,
+                currency,
+                requested=ref.amount_minor,
+                refunded=max(line.refunded, recorded[line.id]),
+                in_flight=pending[line.id],
+            )
+        parts.append(part)
+        seen.add(ref.line_id)
+    return parts
+
+
+def _line_label(line: OrderLine) -> Sentence:
+    return said("%(title)s (line %(line)s)", title=line.title, line=line.id)
+
+
+def _measure_line(
+    line: OrderLine, currency: str, *, requested: int, refunded: int, in_flight: int
+) -> _LinePart:
+    """``requested`` of ``line`` against what is left on it: paid - refunded - in flight."""
+    left = line.paid - refunded - in_flight
+    facts: dict[str, object] = {
+        "line_id": line.id,
+        "paid": line.paid,
+        "refunded": refunded,
+        "in_flight": in_flight,
+        "remaining": left,
+        "requested": requested,
+    }
+    if requested > left:
+        exceeds = said(
+            "Refund of %(amount)s for %(line)s exceeds what is left for that line "
+            "(%(left)s of %(paid)s paid: %(refunded)s refunded, %(in_flight)s in flight).",
+            amount=Money(requested, currency),
+            line=_line_label(line),
+            left=Money(max(left, 0), currency),
+            paid=Money(line.paid, currency),
+            refunded=Money(refunded, currency),
+            in_flight=Money(in_flight, currency),
+        )
+        return _LinePart(False, exceeds, facts)
+    fits = said(
+        "%(line)s %(amount)s of %(left)s left",
+        line=_line_label(line),
+        amount=Money(requested, currency),
+        left=Money(left, currency),
+    )
+    return _LinePart(True, fits, facts)
 
 
 def _refund_window(ctx: Context) -> CheckResult:
@@ -406,8 +438,7 @@ def _refund_window(ctx: Context) -> CheckResult:
         return CheckResult(
             CheckName.REFUND_WINDOW, True, said("The shop's policy sets no refund window."), facts
         )
-    order = ctx.order
-    if order is None:
+    if ctx.order is None:
         return CheckResult(
             CheckName.REFUND_WINDOW,
             False,
@@ -421,15 +452,22 @@ def _refund_window(ctx: Context) -> CheckResult:
             ),
             facts,
         )
+    return _order_in_window(ctx.order, days, ctx.now)
+
+
+def _order_in_window(order: OrderFacts, days: int, now: datetime) -> CheckResult:
+    """The window of ``days`` runs from delivery, or from fulfilment where the store does not
+    know of a delivery; an order not yet fulfilled has not started it."""
     event, start = (
         (said("delivered"), order.delivered_at)
         if order.delivered_at is not None
         else (said("fulfilled"), order.fulfilled_at)
     )
-    facts.update(
-        delivered_at=None if order.delivered_at is None else order.delivered_at.isoformat(),
-        fulfilled_at=None if order.fulfilled_at is None else order.fulfilled_at.isoformat(),
-    )
+    facts: dict[str, object] = {
+        "refund_window_days": days,
+        "delivered_at": None if order.delivered_at is None else order.delivered_at.isoformat(),
+        "fulfilled_at": None if order.fulfilled_at is None else order.fulfilled_at.isoformat(),
+    }
     if start is None:
         return CheckResult(
             CheckName.REFUND_WINDOW,
@@ -444,7 +482,7 @@ def _refund_window(ctx: Context) -> CheckResult:
         )
     closes = start + timedelta(days=days)
     facts["closes_at"] = closes.isoformat()
-    if ctx.now > closes:
+    if now > closes:
         return CheckResult(
             CheckName.REFUND_WINDOW,
             False,

@@ -6,10 +6,7 @@ from app.guard._common import customer_matches, target_exists
 from app.guard._context import Context, day
 from app.guard.verdict import CheckName, CheckResult
 from app.words import Sentence, Value, joined, joined_by_and, one_after_another, said
-from integrations.provider import SubscriptionFacts
-
-_ENDED = frozenset({"canceled", "incomplete_expired"})
-_CHANGEABLE = frozenset({"active", "trialing"})
+from integrations.provider import SubscriptionFacts, SubscriptionStatus
 
 Items = tuple[tuple[str, int], ...]
 
@@ -44,7 +41,7 @@ def cancel_checks(ctx: Context, subscription: SubscriptionFacts) -> list[CheckRe
         return results
     sub = subscription.id
     facts = {"status": subscription.status}
-    if subscription.status in _ENDED:
+    if subscription.status in SubscriptionStatus.ENDED:
         results.append(
             CheckResult(
                 CheckName.NOT_CANCELED,
@@ -121,7 +118,7 @@ def change_checks(ctx: Context, subscription: SubscriptionFacts) -> list[CheckRe
         return results
     status = subscription.status
     facts = {"status": status}
-    if status in _CHANGEABLE:
+    if status in SubscriptionStatus.CHANGEABLE:
         results.append(
             CheckResult(
                 CheckName.SUBSCRIPTION_ACTIVE,

@@ -19,9 +19,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.actors import Surface, staff
-from app.approvals.models import Proposal, ProposalStatus
 from app.approvals.service import ProposalResult, approve_proposal
 from app.cases.models import Case
+from app.cases.proposals import Proposal, ProposalStatus
 from app.conversations.updates import tell_customer
 from app.drafting.service import Drafted
 from app.errors import CasewardError

@@ -19,24 +19,23 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from rq import get_current_job
+from rq import Queue
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import Surface, system_actor
 from app.cases.models import Case
 from app.clock import utcnow
+from app.connections.adapters import AdapterFactory, worker_adapters
 from app.conversations.models import Conversation, Message
 from app.crypto import SecretBox, secret_box
 from app.drafting.drafters import Drafter, drafter_for
 from app.drafting.service import CaseAtHand, apply_fresh, brief_for
-from app.execution.jobs import context
 from app.execution.models import kept_event
-from app.execution.providers import AdapterFactory
-from app.execution.queueing import enqueue_execution, execution_queue
+from app.execution.queueing import enqueue_executions_from_job
 from app.helpdesk.commands import approve_as_agent, draft_note, status_for_customer
 from app.helpdesk.connection import GORGIAS, GorgiasAccount, gorgias_account, gorgias_connection
-from app.helpdesk.delivery import mark_delivered, our_id, pending, ticket_of
+from app.helpdesk.delivery import mark_delivered, our_id, pending, shops_with_pending, ticket_of
 from app.helpdesk.gorgias_desk import gorgias_desks
 from app.helpdesk.tickets import (
     AgentCommand,
@@ -46,9 +45,11 @@ from app.helpdesk.tickets import (
     sync_ticket,
     take_command,
 )
-from app.queue import connect_redis
+from app.jobs.context import WorkerContext, worker_context
+from app.jobs.queueing import FAILURE_TTL, KeptEventJob, enqueue_unique
+from app.jobs.sweeper import Queues, Sweep, SweepReport
 from app.settings import Settings
-from app.shopify.setup import admin_case_url
+from app.shopify.admin_links import admin_case_url
 from app.shops.models import Shop
 
 HELPDESK = system_actor("helpdesk", Surface.HELPDESK)
@@ -81,10 +82,10 @@ class HelpdeskContext:
 @functools.cache
 def helpdesk_context() -> HelpdeskContext:
     """The worker process's context for helpdesk jobs, built once."""
-    ctx = context()
+    ctx = worker_context()
     return HelpdeskContext(
         session_factory=ctx.session_factory,
-        adapters=ctx.adapters,
+        adapters=worker_adapters(),
         settings=ctx.settings,
         box=secret_box(ctx.settings),
         desks=gorgias_desks(ctx.settings),
@@ -93,9 +94,9 @@ def helpdesk_context() -> HelpdeskContext:
 
 
 def work_gorgias_call(shop_id: str, call_key: str) -> str:
-    ctx = context()
-    outcome, actions = work_call(helpdesk_context(), uuid.UUID(shop_id), call_key)
-    _queue_actions(ctx.settings, actions)
+    helpdesk = helpdesk_context()
+    outcome, actions = work_call(helpdesk, uuid.UUID(shop_id), call_key)
+    enqueue_executions_from_job(helpdesk.settings, actions)
     return outcome
 
 
@@ -235,11 +236,26 @@ def _shop_and_case(
     return shop, case
 
 
-def _queue_actions(settings: Settings, actions: list[uuid.UUID]) -> None:
-    if not actions:
-        return
-    job = get_current_job()
-    connection = job.connection if job is not None else connect_redis(settings)
-    queue = execution_queue(connection, settings.queue_name)
-    for action_id in actions:
-        enqueue_execution(queue, action_id)
+HELPDESK_CALL = KeptEventJob("app.helpdesk.jobs.work_gorgias_call", "gorgias", FAILURE_TTL)
+
+
+def enqueue_helpdesk_delivery(queue: Queue, shop_id: uuid.UUID) -> bool:
+    """Post the shop's waiting replies to their helpdesk tickets (background queue)."""
+    return enqueue_unique(
+        queue, "app.helpdesk.jobs.deliver_helpdesk_replies", (str(shop_id),), f"deliver-{shop_id}"
+    )
+
+
+def sweep_replies_owed(ctx: WorkerContext, queues: Queues) -> SweepReport:
+    with ctx.session_factory() as session:
+        replying = shops_with_pending(session)
+    return {
+        "delivering": [
+            str(shop_id)
+            for shop_id in replying
+            if enqueue_helpdesk_delivery(queues.background, shop_id)
+        ]
+    }
+
+
+SWEEP = Sweep("helpdesk replies", sweep_replies_owed)

@@ -20,15 +20,14 @@ from itsdangerous import BadSignature, URLSafeSerializer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Proposal
 from app.cases.models import Case, Customer, Order
+from app.cases.proposals import Proposal
 from app.conversations.models import Channel
 from app.conversations.service import find_conversation
 from app.execution.models import Action
-from app.guard import CheckResult
-from app.guard.verdict import stored_verdict
-from app.money import display
-from app.shopify.setup import admin_case_url
+from app.inbox.views import ActionView, ProposalView
+from app.money import Money, display
+from app.shopify.admin_links import admin_case_url
 from app.shops.models import Shop
 
 # How long a signed sidebar link opens the page.
@@ -103,32 +102,32 @@ def sidebar_view(
         },
         "proposals": [
             {
-                "kind": proposal.kind,
-                "amount": display(proposal.amount, proposal.currency),
-                "status": proposal.status,
-                "proposed_by": proposal.proposed_by,
+                "kind": view.proposal.kind,
+                "amount": _shown(view.money),
+                "status": view.status,
+                "proposed_by": view.proposal.proposed_by,
                 "checks": [
                     {"name": check.name, "passed": check.passed, "reason": check.reason}
-                    for check in _checks(proposal)
+                    for check in view.checks
                 ],
             }
-            for proposal in proposals
+            for view in map(ProposalView.of, proposals)
         ],
         "actions": [
             {
-                "kind": action.kind,
-                "amount": display(action.amount, action.currency),
-                "status": action.status,
-                "provider_ref": action.provider_ref,
+                "kind": view.action.kind,
+                "amount": _shown(view.money),
+                "status": view.status,
+                "provider_ref": view.action.provider_ref,
             }
-            for action in actions
+            for view in map(ActionView.of, actions)
         ],
     }
 
 
-def _checks(proposal: Proposal) -> tuple[CheckResult, ...]:
-    verdict = stored_verdict(proposal.verdict)
-    return verdict.checks if verdict else ()
+def _shown(money: Money | None) -> str:
+    """Money as the sidebar shows it; :func:`~app.money.display`'s mark when there is none."""
+    return money.format() if money is not None else display(None, None)
 
 
 def sidebar_link(secret_key: str, *, shop_id: uuid.UUID, ticket_id: int, now: datetime) -> str:

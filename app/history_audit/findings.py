@@ -38,7 +38,8 @@ policy as it stands (the draft policy of a read-only shop):
 
 Failed and canceled records moved no money (the guard's ``moved_money``): every other rule
 leaves them out. Amounts are in the record's currency; a finding about a record without
-one (a percent discount, a subscription change) is in the scan's most common currency.
+one (a percent discount, a subscription change) puts no money at risk and is in the scan's
+most common currency, or none when nothing in the scan or the policy names one.
 """
 
 from __future__ import annotations
@@ -65,8 +66,6 @@ from integrations.provider import ActionKind, ProviderStatus
 
 # Rows read per round trip, and findings written per statement.
 BATCH = 500
-# The currency of last resort, for findings about records none of which names one.
-FALLBACK_CURRENCY = "usd"
 
 
 class Rule(StrEnum):
@@ -101,7 +100,8 @@ class Found:
     occurred_at: datetime
     customer: str | None
     money_at_risk: int
-    currency: str
+    # None only for a finding with no money at risk, in a scan where nothing names one.
+    currency: str | None
     reason: Sentence
 
 
@@ -125,7 +125,7 @@ def compute_findings(
     currency = _scan_currency(session, scan, policy)
     rules: tuple[Callable[[], Iterator[Found]], ...] = (
         lambda: _duplicates(session, scan, policy),
-        lambda: _disputed_refunds(session, scan, currency),
+        lambda: _disputed_refunds(session, scan),
         lambda: _above_threshold(session, scan, policy),
         lambda: _large_discounts(session, scan, policy, currency),
         lambda: _over_customer_cap(session, scan, policy),
@@ -159,8 +159,9 @@ def _stream(session: Session, statement: _Columns) -> Iterator[Row[Any]]:
     yield from session.execute(statement.execution_options(yield_per=BATCH))
 
 
-def _scan_currency(session: Session, scan: HistoryScan, policy: PolicyRules) -> str:
-    """The currency most of the scan's records are in; else the policy's; else dollars."""
+def _scan_currency(session: Session, scan: HistoryScan, policy: PolicyRules) -> str | None:
+    """The currency most of the scan's records are in; else the policy's; else none (no
+    record with money, no money rule: whatever is found puts no money at risk)."""
     most = session.execute(
         select(_R.currency)
         .where(_of_scan(scan), _R.currency.is_not(None))
@@ -172,7 +173,7 @@ def _scan_currency(session: Session, scan: HistoryScan, policy: PolicyRules) -> 
         return most.lower()
     caps = [cap.limit.currency for cap in (policy.per_customer_cap, policy.per_shop_cap) if cap]
     named = [*caps, *sorted(policy.two_person_threshold), *sorted(policy.auto_approve_ceiling)]
-    return named[0] if named else FALLBACK_CURRENCY
+    return named[0] if named else None
 
 
 def _ids(records: Sequence[str]) -> str:
@@ -257,7 +258,7 @@ def _duplicate(run: Sequence[Row[Any]], period: Sentence) -> Found:
     )
 
 
-def _disputed_refunds(session: Session, scan: HistoryScan, currency: str) -> Iterator[Found]:
+def _disputed_refunds(session: Session, scan: HistoryScan) -> Iterator[Found]:
     statement = (
         select(_R.record_id, _R.created, _R.customer, _R.amount, _R.currency, _R.payment)
         .where(
@@ -266,24 +267,25 @@ def _disputed_refunds(session: Session, scan: HistoryScan, currency: str) -> Ite
             _R.payment_disputed.is_(True),
             _R.payment.is_not(None),
             _R.amount > 0,
+            # A provider names an amount with its currency.
+            _R.currency.is_not(None),
         )
         .order_by(_R.created, _R.record_id)
     )
     for row in _stream(session, statement):
-        spent = row.currency or currency
         yield Found(
             rule=Rule.DISPUTED_REFUND,
             records=(row.record_id,),
             occurred_at=row.created,
             customer=row.customer,
             money_at_risk=row.amount,
-            currency=spent,
+            currency=row.currency,
             reason=said(
                 "Refund %(refund)s of %(amount)s went back on payment %(payment)s, which is "
                 "disputed: a refund has to wait until the dispute is closed, or the customer "
                 "may be paid twice.",
                 refund=row.record_id,
-                amount=Money(row.amount, spent),
+                amount=Money(row.amount, row.currency),
                 payment=row.payment,
             ),
         )
@@ -332,7 +334,7 @@ def _above_threshold(session: Session, scan: HistoryScan, policy: PolicyRules) -
 
 
 def _large_discounts(
-    session: Session, scan: HistoryScan, policy: PolicyRules, currency: str
+    session: Session, scan: HistoryScan, policy: PolicyRules, currency: str | None
 ) -> Iterator[Found]:
     maximum = policy.max_percent_off
     # The guard refuses a percent above the maximum (``percent > maximum``).
@@ -449,7 +451,7 @@ def _over_customer_cap(session: Session, scan: HistoryScan, policy: PolicyRules)
         )
 
 
-def _unguarded(session: Session, scan: HistoryScan, currency: str) -> Iterator[Found]:
+def _unguarded(session: Session, scan: HistoryScan, currency: str | None) -> Iterator[Found]:
     statement = (
         select(
             _R.kind,
@@ -475,7 +477,7 @@ def _unguarded(session: Session, scan: HistoryScan, currency: str) -> Iterator[F
 
 
 def _unguarded_in(
-    session: Session, scan: HistoryScan, page: Sequence[Row[Any]], currency: str
+    session: Session, scan: HistoryScan, page: Sequence[Row[Any]], currency: str | None
 ) -> Iterator[Found]:
     """The records of ``page`` that no action of the shop stands behind: one query for
     the whole page's action ids."""
@@ -501,7 +503,7 @@ def _unguarded_in(
             customer=row.customer,
             money_at_risk=(row.amount or 0) if row.moved else 0,
             currency=spent,
-            reason=_unguarded_reason(row, spent),
+            reason=_unguarded_reason(row),
         )
 
 
@@ -514,7 +516,7 @@ def _action_id(value: str | None) -> uuid.UUID | None:
         return None  # not an id Caseward wrote, so no action of ours
 
 
-def _unguarded_reason(row: Row[Any], currency: str) -> Sentence:
+def _unguarded_reason(row: Row[Any]) -> Sentence:
     kind = Code("kind", row.kind)
     if not row.moved:
         return said(
@@ -532,7 +534,7 @@ def _unguarded_reason(row: Row[Any], currency: str) -> Sentence:
             record=row.record_id,
             action_id=row.caseward_action_id,
         )
-    if row.amount is None:
+    if row.amount is None or row.currency is None:
         return said(
             "The %(kind)s %(record)s was made outside Caseward: no case or approval in "
             "Caseward stands behind it.",
@@ -544,7 +546,7 @@ def _unguarded_reason(row: Row[Any], currency: str) -> Sentence:
         "approval in Caseward stands behind it.",
         kind=kind,
         record=row.record_id,
-        amount=Money(row.amount, currency),
+        amount=Money(row.amount, row.currency),
     )
 
 
@@ -568,7 +570,7 @@ def _write(session: Session, scan: HistoryScan, found: Iterable[Found]) -> int:
                 "occurred_at": finding.occurred_at,
                 "customer": finding.customer,
                 "money_at_risk": finding.money_at_risk,
-                "currency": finding.currency.lower(),
+                "currency": finding.currency.lower() if finding.currency else None,
                 "reason": finding.reason.to_dict(),
             }
         )

@@ -34,10 +34,11 @@ from sqlalchemy.orm import Session
 
 from app.clock import utcnow
 from app.crypto import secret_box
-from app.execution.jobs import context as execution_context
 from app.history_audit.models import HistoryScan, ScanStatus
 from app.history_audit.readers import history_readers
 from app.history_audit.scan import ScanContext, run_scan
+from app.jobs.context import WorkerContext, worker_context
+from app.jobs.sweeper import Queues, Sweep, SweepReport
 
 # How long one job reads before it makes way for the queue's other work.
 SLICE_SECONDS = 30.0
@@ -51,11 +52,11 @@ _RESULT_TTL = 600
 
 @cache
 def context() -> ScanContext:
-    execution = execution_context()
+    worker = worker_context()
     return ScanContext(
-        session_factory=execution.session_factory,
-        readers=history_readers(execution.settings, secret_box(execution.settings)),
-        clock=utcnow,
+        session_factory=worker.session_factory,
+        readers=history_readers(worker.settings, secret_box(worker.settings)),
+        clock=worker.clock,
     )
 
 
@@ -122,3 +123,16 @@ def scans_to_resume(session: Session, now: datetime) -> list[HistoryScan]:
             )
         )
     )
+
+
+def sweep_scans(ctx: WorkerContext, queues: Queues) -> SweepReport:
+    with ctx.session_factory() as session:
+        resuming = scans_to_resume(session, ctx.clock())
+    return {
+        "resuming_scans": [
+            str(scan.id) for scan in resuming if enqueue_scan(queues.background, scan)
+        ]
+    }
+
+
+SWEEP = Sweep("history scans", sweep_scans)

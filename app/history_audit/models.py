@@ -138,6 +138,7 @@ class HistoryFinding(Base):
     occurred_at: Mapped[datetime] = mapped_column(UTCDateTime())
     customer: Mapped[str | None] = mapped_column(String(255))
     money_at_risk: Mapped[int] = mapped_column(Integer)
-    currency: Mapped[str] = mapped_column(String(3))
+    # None only when nothing is at risk and nothing in the scan names a currency.
+    currency: Mapped[str | None] = mapped_column(String(3))
     # Why, as a catalogue sentence (``app.words.Sentence.to_dict``), said in the reader's words.
     reason: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -1,6 +1,6 @@
 """Which reader reads a shop's history, built from its stored credentials.
 
-As :func:`app.execution.providers.connection_adapters` builds the shop's adapters:
+As :func:`app.connections.adapters.connection_adapters` builds the shop's adapters:
 Stripe's reader on the shop's stored restricted key (decrypted here, never logged), and
 Shopify's on the app's offline token for the shop, refreshed before use under the install
 row's lock (:func:`app.shopify.install.usable_token`). Readers only read: Stripe's sends
@@ -17,10 +17,10 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.connections.adapters import ShopifyTokens
 from app.connections.models import Connection
 from app.crypto import SecretBox
 from app.errors import Forbidden
-from app.execution.providers import ShopifyTokens
 from app.history_audit.scan import ReaderFactory
 from app.settings import Settings
 from app.words import said

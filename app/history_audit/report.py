@@ -205,6 +205,8 @@ def report_summary(session: Session, scans: Iterable[HistoryScan]) -> Summary:
     for stored_rule, occurred_at, at_risk, currency in rows:
         rule = Rule(stored_rule)
         findings[rule] += 1
+        if currency is None:
+            continue  # nothing at risk, in no currency
         by_rule[rule][currency] += at_risk
         money[currency] += at_risk
         weeks[currency][week_of(occurred_at)][rule] += at_risk
@@ -234,11 +236,7 @@ class FindingRow:
     records: tuple[str, ...]
     customer: str | None
     money_at_risk: int
-    currency: str
-
-    @property
-    def money(self) -> Money:
-        return Money(self.money_at_risk, self.currency)
+    currency: str | None
 
 
 @dataclass(frozen=True)
@@ -339,8 +337,8 @@ def csv_export(rows: Iterable[FindingRow], say: Callable[[Sentence], str]) -> It
                 row.occurred_at.isoformat(),
                 " ".join(row.records),
                 row.customer or "",
-                row.money.decimal_string(),
-                row.currency.upper(),
+                Money(row.money_at_risk, row.currency).decimal_string() if row.currency else "0",
+                (row.currency or "").upper(),
             )
         )
         yield _taken(out)

@@ -19,10 +19,11 @@ from datetime import datetime
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.clock import utcnow
 from app.crypto import SecretBox, secret_box
-from app.execution.jobs import context
 from app.execution.models import ProviderEvent, kept_event
+from app.jobs.context import WorkerContext, worker_context
+from app.jobs.queueing import KeptEventJob
+from app.jobs.sweeper import Queues, Sweep, SweepReport
 from app.privacy.models import UNANSWERED_PRIVACY_REQUEST
 from app.privacy.service import answer_shopify_request
 from app.shopify.install import SHOPIFY
@@ -30,9 +31,9 @@ from app.shops.models import Shop
 
 
 def answer_privacy_request(shop_id: str, event_id: str) -> str:
-    ctx = context()
+    ctx = worker_context()
     return answer_stored_request(
-        ctx.session_factory, secret_box(ctx.settings), uuid.UUID(shop_id), event_id, now=utcnow()
+        ctx.session_factory, secret_box(ctx.settings), uuid.UUID(shop_id), event_id, now=ctx.clock()
     )
 
 
@@ -69,3 +70,24 @@ def unanswered_requests(session: Session) -> list[tuple[uuid.UUID, str]]:
         .order_by(ProviderEvent.received_at)
     )
     return [(shop_id, event_id) for shop_id, event_id in rows if shop_id is not None]
+
+
+# Shopify allows 30 days to act on a privacy request: a failure is kept as long.
+PRIVACY_REQUEST = KeptEventJob(
+    "app.privacy.jobs.answer_privacy_request", "privacy", failure_ttl=30 * 24 * 3600
+)
+
+
+def sweep_unanswered(ctx: WorkerContext, queues: Queues) -> SweepReport:
+    with ctx.session_factory() as session:
+        unanswered = unanswered_requests(session)
+    return {
+        "answering_privacy": [
+            event_id
+            for shop_id, event_id in unanswered
+            if PRIVACY_REQUEST.requeue(queues.background, shop_id, event_id)
+        ]
+    }
+
+
+SWEEP = Sweep("privacy requests", sweep_unanswered)

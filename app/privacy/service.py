@@ -84,8 +84,8 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import Actor
-from app.approvals.models import Proposal
 from app.cases.models import Case, Customer, Order
+from app.cases.proposals import Proposal
 from app.conversations.models import Conversation, Message, Participant
 from app.crypto import SecretBox
 from app.drafting.models import CaseDraftRecord

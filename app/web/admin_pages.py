@@ -37,10 +37,10 @@ from flask.blueprints import BlueprintSetupState
 from sqlalchemy import select
 
 from app.agents.models import AgentCredential
+from app.agents.replies import agent_replies
 from app.agents.service import proposing_agents
 from app.approvals.in_words import describe_action
 from app.approvals.may_approve import Approver, Reason, Refusal, why_not_approvable
-from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.audit import AuditEvent, ChainReport, verify_chain
 from app.audit_checkpoints import (
     CheckpointError,
@@ -50,18 +50,21 @@ from app.audit_checkpoints import (
     newest_checkpoint_path,
 )
 from app.cases.models import Order
-from app.cases.queue import QueueFilter, case_queue
-from app.cases.service import CaseFile, case_audit, case_file
+from app.cases.proposals import Approval, Proposal, ProposalStatus
+from app.cases.service import case_audit
 from app.clock import utcnow
 from app.conversations.linking import Linking
 from app.conversations.service import conversation_of, messages_of
 from app.db import request_session
 from app.drafting.models import CaseDraftRecord
-from app.drafting.service import agent_replies, brief_for, latest_draft
+from app.drafting.service import brief_for, latest_draft
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
-from app.guard import CheckName, IdentityLevel, Verdict
-from app.guard.verdict import stored_verdict
+from app.guard import CheckName, IdentityLevel, Outcome, Verdict
+from app.inbox.case_file import CaseFile, case_file
+from app.inbox.queue import QueueFilter, case_queue
+from app.inbox.views import ActionView, ProposalView
+from app.money import Money
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy
 from app.validation import PAGE_DEFAULT, choice, integer
@@ -115,8 +118,13 @@ def cases(shop: Shop, member: StaffMember) -> str:
 
 
 @dataclass(frozen=True)
-class ProposalView:
+class ProposalPanel:
+    """A proposal as the case page shows it."""
+
     proposal: Proposal
+    status: ProposalStatus
+    # What its stored checks concluded; None when no verdict is stored.
+    outcome: Outcome | None
     approvals: list[Approval]
     # Approvals of the proposal as it stands (its current digest) that still count.
     approvals_given: int
@@ -180,8 +188,11 @@ class TimelineEntry:
 
 
 @dataclass(frozen=True)
-class ActionView:
+class ActionPanel:
+    """An action as the case page shows it."""
+
     action: Action
+    status: ActionStatus
     in_words: str
     timeline: list[TimelineEntry]
 
@@ -198,7 +209,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
     agents = proposing_agents(session, (proposal for proposal, _ in file.proposals))
     now = utcnow()
     proposals = [
-        _proposal_view(
+        _proposal_panel(
             shop,
             member,
             policy.version,
@@ -211,7 +222,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         for proposal, approvals in file.proposals
     ]
     actions = [
-        _action_view(action, attempts, events, orders_by_payment.get(action.target))
+        _action_panel(action, attempts, events, orders_by_payment.get(action.target))
         for action, attempts in file.actions
     ]
     opened = next((event for event in events if event.kind == "case.opened"), None)
@@ -236,7 +247,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         identity_meaning=_identity_meaning(file.case.identity_level),
         proposals=proposals,
         actions=actions,
-        in_flight=[view for view in actions if view.action.status in ActionStatus.NOT_SETTLED],
+        in_flight=[panel for panel in actions if panel.status in ActionStatus.NOT_SETTLED],
         gaps=case_gaps(file) + linking_gaps(linking),
         policy=policy,
         policy_words=policy_sentences(policy, current_locale()),
@@ -244,7 +255,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
     )
 
 
-def _proposal_view(
+def _proposal_panel(
     shop: Shop,
     member: StaffMember,
     policy_version: int,
@@ -253,11 +264,13 @@ def _proposal_view(
     order: Order | None,
     agent: AgentCredential | None,
     now: datetime,
-) -> ProposalView:
-    may_decide = member.role in StaffRole.CAN_APPROVE and proposal.status in ProposalStatus.OPEN
-    verdict = stored_verdict(proposal.verdict)
-    return ProposalView(
+) -> ProposalPanel:
+    view = ProposalView.of(proposal)
+    may_decide = member.role in StaffRole.CAN_APPROVE and view.status in ProposalStatus.OPEN
+    return ProposalPanel(
         proposal=proposal,
+        status=view.status,
+        outcome=view.verdict.outcome if view.verdict else None,
         approvals=approvals,
         approvals_given=sum(
             1
@@ -269,9 +282,9 @@ def _proposal_view(
         ),
         checks=[
             CheckLine(check.name, check.passed, in_reader_words(check.said))
-            for check in (verdict.checks if verdict else ())
+            for check in view.checks
         ],
-        approval_reason=in_reader_words(verdict.approval_said) if verdict else None,
+        approval_reason=in_reader_words(view.verdict.approval_said) if view.verdict else None,
         may_decide=may_decide,
         not_approvable=(
             _not_approvable(shop, member, policy_version, proposal, approvals, now)
@@ -279,7 +292,7 @@ def _proposal_view(
             else []
         ),
         agent=agent,
-        coverage=_coverage(verdict, order),
+        coverage=_coverage(view.verdict, order),
     )
 
 
@@ -396,16 +409,17 @@ _IN_ADMIN_WORDS = {
 }
 
 
-def _action_view(
+def _action_panel(
     action: Action,
     attempts: list[ActionAttempt],
     events: list[AuditEvent],
     order: Order | None,
-) -> ActionView:
+) -> ActionPanel:
     entries = [_event_entry(event) for event in events if event.action_id == action.id]
     entries.extend(_attempt_entry(attempt) for attempt in attempts)
-    return ActionView(
+    return ActionPanel(
         action=action,
+        status=ActionView.of(action).status,
         in_words=describe_action(
             action, order=order, locale=current_locale(), translations=catalogue()
         ),
@@ -551,7 +565,8 @@ def case_gaps(file: CaseFile) -> list[str]:
     gaps.extend(_order_gaps(file.orders))
     gaps.extend(_proposal_gaps(file))
     for action, _attempts in file.actions:
-        if action.status in ActionStatus.OUTCOME_UNKNOWN:
+        view = ActionView.of(action)
+        if view.status in ActionStatus.OUTCOME_UNKNOWN:
             gaps.append(
                 _(
                     "Whether the %(kind)s of %(amount)s on %(target)s happened at the provider "
@@ -559,11 +574,18 @@ def case_gaps(file: CaseFile) -> list[str]:
                 )
                 % {
                     "kind": say("kind", action.kind),
-                    "amount": money_text(action.amount, action.currency, current_locale()),
+                    "amount": _money_words(view.money),
                     "target": action.target,
                 }
             )
     return gaps
+
+
+def _money_words(money: Money | None) -> str:
+    """Money as the reader's locale writes it; :func:`money_text`'s words when there is none."""
+    if money is None:
+        return money_text(None, None, current_locale())
+    return money.format(current_locale())
 
 
 def _orders_by_target(orders: Iterable[Order]) -> dict[str, Order]:
@@ -600,7 +622,8 @@ def _proposal_gaps(file: CaseFile) -> list[str]:
     by_payment = _orders_by_target(file.orders)
     gaps = []
     for proposal, _approvals in file.proposals:
-        if proposal.status not in ProposalStatus.OPEN or proposal.kind != "refund":
+        view = ProposalView.of(proposal)
+        if view.status not in ProposalStatus.OPEN or proposal.kind != "refund":
             continue
         order = by_payment.get(proposal.target)
         if order is None:
@@ -608,14 +631,14 @@ def _proposal_gaps(file: CaseFile) -> list[str]:
                 _("The refund proposed targets %(target)s, which no order on file matches.")
                 % {"target": proposal.target}
             )
-        elif proposal.currency and proposal.currency != order.currency:
+        elif view.money is not None and view.money.currency != order.currency:
             gaps.append(
                 _(
                     "The refund proposed is in %(proposed)s, but order %(order)s was paid in "
                     "%(paid)s."
                 )
                 % {
-                    "proposed": proposal.currency.upper(),
+                    "proposed": view.money.currency.upper(),
                     "order": order.name,
                     "paid": order.currency.upper(),
                 }

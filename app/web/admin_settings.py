@@ -22,11 +22,11 @@ from flask import g, render_template
 
 from app.agents.models import AgentTool
 from app.agents.service import list_agent_credentials
+from app.connections.setup import setup_steps
 from app.db import request_session
 from app.helpdesk.connection import gorgias_connection
 from app.money import Money
 from app.shopify.models import ShopifyInstall
-from app.shopify.setup import setup_steps
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy
 from app.staff.members import ROLES, list_members

@@ -3,7 +3,7 @@
 The order matters: a worker must never pick up a row the database does not hold yet. Once
 the commit is done, the request answers with what it kept, even when Redis cannot take the
 job: an action's execution, a message's drafting and a history scan are queued again by the
-sweep (:mod:`app.execution.sweeper`), a customer's order refresh by their next case or order
+sweep (:mod:`app.jobs.sweeper`), a customer's order refresh by their next case or order
 change, so a Redis outage at this moment is logged, not answered as a failure of what in
 fact happened (a person told an approval failed might refund by hand; a shopper told their
 message failed, or staff told a case was not opened, send it again). Webhooks and helpdesk
@@ -22,11 +22,13 @@ from flask import Flask, current_app
 from redis.exceptions import RedisError
 
 from app.approvals.service import ProposalResult
+from app.cases.jobs import enqueue_order_refresh
 from app.db import request_session
-from app.execution.queueing import enqueue_drafting, enqueue_execution, enqueue_order_refresh
+from app.drafting.jobs import enqueue_drafting
+from app.execution.queueing import enqueue_execution
 from app.history_audit.jobs import enqueue_scan
 from app.history_audit.models import HistoryScan
-from app.queue import RedisExtension
+from app.jobs.connection import RedisExtension
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.db import Database
+from app.jobs.connection import RedisExtension
 from app.migrations import current_revision, head_revision
-from app.queue import RedisExtension
 
 bp = Blueprint("health", __name__)
 

@@ -22,11 +22,11 @@ from app.clock import utcnow
 from app.connections.models import Connection
 from app.db import request_session
 from app.errors import NotFound, Unauthenticated
-from app.execution.queueing import HELPDESK_CALL
 from app.helpdesk.connection import GORGIAS, SECRET_HEADER, secret_matches
 from app.helpdesk.events import keep_once, parse_call
+from app.helpdesk.jobs import HELPDESK_CALL
 from app.helpdesk.sidebar import sidebar_link, sidebar_view, ticket_of_link
-from app.queue import RedisExtension
+from app.jobs.connection import RedisExtension
 from app.shops.models import Shop
 from app.validation import integer
 from app.web.api.parsing import json_body

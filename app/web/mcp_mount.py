@@ -34,7 +34,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from app.agents.call_limit import call_limit
 from app.agents.mcp_server import ServerContext, build_server, streamable_http_sessions
 from app.db import db
-from app.queue import RedisExtension
+from app.jobs.connection import RedisExtension
 from app.settings import Settings
 from app.web.dispatch import queue_execution
 from app.web.limits import APP_MAX_BYTES

@@ -33,11 +33,12 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 
 from app.actors import Surface, staff
 from app.approvals.service import approve_proposal, reject_proposal
-from app.cases.service import case_audit, case_file, list_cases
+from app.cases.service import case_audit, list_cases
 from app.clock import utcnow
 from app.db import request_session
 from app.errors import CasewardError
-from app.queue import RedisExtension
+from app.inbox.case_file import case_file
+from app.jobs.connection import RedisExtension
 from app.shops.models import Shop
 from app.shops.service import shop_and_member, staff_member
 from app.staff.sessions import (

@@ -38,8 +38,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.actors import Actor, ActorKind, Surface
-from app.approvals.models import Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus, Customer
+from app.cases.proposals import Proposal, ProposalStatus
 from app.clock import utcnow
 from app.conversations.identity import (
     CodeCheck,

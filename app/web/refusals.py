@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
-from app.approvals.models import Proposal
+from app.cases.proposals import Proposal
 from app.db import Database
 from app.errors import CasewardError
 from app.execution.models import Action

@@ -42,16 +42,16 @@ from flask import (
 )
 
 from app.actors import Surface, staff, system_actor
-from app.cases.queue import case_queue
 from app.clock import utcnow
+from app.connections.setup import SetupSteps, setup_steps
 from app.crypto import SecretBox
 from app.db import request_session
 from app.errors import SessionTokenRefused
 from app.history_audit.models import HistoryScan
 from app.history_audit.scan import start_scan
+from app.inbox.queue import case_queue
 from app.settings import Settings
 from app.shopify.install import admit_staff_member, installed_shop, record_install
-from app.shopify.setup import SetupSteps, setup_steps
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy, staff_member
 from app.staff.tokens import TOKEN_PREFIX

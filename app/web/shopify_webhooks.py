@@ -34,14 +34,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import audit
+from app.cases.jobs import enqueue_order_refresh
 from app.cases.store_orders import customers_of_order_change
 from app.clock import utcnow
 from app.db import request_session
 from app.errors import NotFound, Unauthenticated
 from app.execution.models import keep_provider_event
-from app.execution.queueing import PRIVACY_REQUEST, enqueue_order_refresh
+from app.jobs.connection import RedisExtension
+from app.privacy.jobs import PRIVACY_REQUEST
 from app.privacy.models import PRIVACY_TOPICS
-from app.queue import RedisExtension
 from app.shopify.install import SHOPIFY, record_uninstall
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop

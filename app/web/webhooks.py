@@ -23,7 +23,7 @@ from app.db import request_session
 from app.errors import InvalidInput, NotFound, Unauthenticated
 from app.execution.models import Action, keep_provider_event
 from app.execution.queueing import enqueue_refresh
-from app.queue import RedisExtension
+from app.jobs.connection import RedisExtension
 from app.words import said
 from integrations.stripe.webhooks import InvalidWebhook, MalformedEvent, verify_event
 

@@ -115,7 +115,7 @@ class ShopifyAdapter:
     configured so. ``clock`` and ``sleep`` pace the cost bucket (monotonic seconds);
     ``now`` is the wall clock, for a discount's start and the credit look-up window.
 
-    An adapter serves one job (``app.execution.providers`` makes one per use): the order
+    An adapter serves one job (``app.connections.adapters`` makes one per use): the order
     a refund's ``facts`` read is kept and the refund's ``submit`` is built on it, once,
     instead of reading the order again. Our earlier write of the action was looked for
     in that read (by the executor's re-check), and Shopify's own bound refuses a refund

@@ -278,7 +278,7 @@ def _capture_refunds(refunds: list[JSON], charge: JSON) -> list[JSON]:
     if (
         uncaptured > 0
         and oldest.get("amount") == uncaptured
-        and oldest.get("status") == "succeeded"
+        and oldest.get("status") == ProviderStatus.SUCCEEDED
         and ACTION_ID_METADATA_KEY not in metadata_of(oldest)
     ):
         return refunds[:-1]

@@ -23,6 +23,7 @@ from integrations.provider import (
     ProviderRejected,
     ProviderStatus,
     SubscriptionItem,
+    SubscriptionStatus,
 )
 
 from ._client import Answer, json_request, path
@@ -188,7 +189,10 @@ class Writer:
                 what, request.idempotency_key, "post", path("subscriptions", request.target), update
             )
             data = subscription.data
-            done = bool(data.get("cancel_at_period_end")) or data.get("status") == "canceled"
+            done = (
+                bool(data.get("cancel_at_period_end"))
+                or data.get("status") == SubscriptionStatus.CANCELED
+            )
         else:
             # Immediate and final. Stripe ignores idempotency keys on DELETE; a resend
             # after an unclear outcome is safe only because ``find`` runs first.
@@ -202,7 +206,7 @@ class Writer:
                     raise
                 raise clearer from refused
             data = subscription.data
-            done = data.get("status") == "canceled"
+            done = data.get("status") == SubscriptionStatus.CANCELED
         return subscription_answer(
             data,
             ProviderStatus.SUCCEEDED if done else ProviderStatus.PENDING,
@@ -218,7 +222,7 @@ class Writer:
             data = self._reader.subscription_json(target)
         except ProviderError:
             return None
-        if data is None or data.get("status") != "canceled":
+        if data is None or data.get("status") != SubscriptionStatus.CANCELED:
             return None
         ended = data.get("canceled_at")
         when = f" at {timestamp(ended).isoformat()}" if isinstance(ended, int) else ""
@@ -277,13 +281,15 @@ def _subscription_effect(request: ActionRequest, data: JSON) -> ProviderAnswer |
         return subscription_answer(data, _change_status(data), replayed=False) if ours else None
     if not _at_period_end(request.params):
         # A cancel-now carries no metadata (DELETE takes none): the status is the effect.
-        if data.get("status") != "canceled":
+        if data.get("status") != SubscriptionStatus.CANCELED:
             return None
         return subscription_answer(data, ProviderStatus.SUCCEEDED, replayed=False)
     if not ours:
         return None
     # Our update is there; if the cancellation was withdrawn since, it is no longer in effect.
-    in_effect = bool(data.get("cancel_at_period_end")) or data.get("status") == "canceled"
+    in_effect = (
+        bool(data.get("cancel_at_period_end")) or data.get("status") == SubscriptionStatus.CANCELED
+    )
     status = ProviderStatus.SUCCEEDED if in_effect else ProviderStatus.CANCELED
     return subscription_answer(data, status, replayed=False)
 

@@ -57,7 +57,7 @@ from datetime import datetime
 from typing import Any
 
 from integrations.history import HistoryPage, PastMoneyAction
-from integrations.provider import ACTION_ID_METADATA_KEY, ActionKind
+from integrations.provider import ACTION_ID_METADATA_KEY, ActionKind, ProviderStatus
 
 from ._client import stripe_client
 from ._errors import Calls, check_key, mask_key
@@ -347,7 +347,7 @@ def _optional_int(data: JSON, key: str) -> int | None:
 
 
 def _refund(row: JSON) -> PastMoneyAction | None:
-    if row.get("status") == "succeeded" and row.get("balance_transaction") is None:
+    if row.get("status") == ProviderStatus.SUCCEEDED and row.get("balance_transaction") is None:
         return None  # an authorization released, no money returned
     charge = row.get("charge")
     charge = charge if isinstance(charge, dict) else {}

@@ -28,10 +28,10 @@ from app.actors import Surface, staff
 from app.agents.mcp_server import SECRET_ENV_VAR
 from app.agents.models import AgentCredential, AgentTool
 from app.agents.service import issue_agent_credential, revoke_agent_credential
-from app.approvals.models import Proposal
 from app.approvals.service import approve_proposal
 from app.audit import AuditEvent
 from app.cases.models import Case
+from app.cases.proposals import Proposal
 from app.clock import utcnow
 from app.conversations.models import Message
 from app.crypto import secret_box

@@ -17,9 +17,9 @@ from app.approvals.drafts import parse_draft
 from app.approvals.service import create_proposal
 from app.cases.models import Case
 from app.clock import utcnow
+from app.connections.adapters import connection_adapters
 from app.crypto import secret_box
 from app.demo import APRON_LINE, LinenShop
-from app.execution.providers import connection_adapters
 from app.settings import Settings
 from app.shops.models import Shop
 

@@ -18,9 +18,9 @@ from money_path_harness import Staff
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Proposal
 from app.audit import AuditEvent
 from app.cases.models import Case
+from app.cases.proposals import Proposal
 from app.demo import LinenShop
 from app.web.limits import APP_MAX_BYTES, SIGN_IN_MAX_BYTES, WEBHOOK_MAX_BYTES
 

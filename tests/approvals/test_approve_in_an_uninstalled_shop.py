@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy.orm import Session
 
 from app.actors import Surface, staff
-from app.approvals.digest import digest_of
-from app.approvals.models import Proposal, ProposalStatus
 from app.approvals.service import approve_proposal
+from app.cases.digest import digest_of
+from app.cases.proposals import Proposal, ProposalStatus
 from app.cases.service import open_case
 from app.clock import utcnow
 from app.errors import Conflict

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from app.approvals.digest import digest_of
+from app.cases.digest import digest_of
 
 POLICY_VERSION = 3
 SHOP = uuid.UUID("7d7c1b8e-4a55-4f1e-9c33-0e0e2b8d6a11")

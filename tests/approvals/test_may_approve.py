@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from app.approvals.digest import digest_of
 from app.approvals.may_approve import (
     Approver,
     Reason,
@@ -27,7 +26,8 @@ from app.approvals.may_approve import (
     why_not_approvable,
     why_not_approver,
 )
-from app.approvals.models import ProposalStatus
+from app.cases.digest import digest_of
+from app.cases.proposals import ProposalStatus
 from app.errors import Conflict, Forbidden
 from app.shops.models import StaffRole
 from app.shops.switches import WriteStop, writes_stopped

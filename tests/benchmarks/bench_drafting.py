@@ -6,7 +6,7 @@ caching saves per drafted case.
 
 Runs the web app as production serves it (gunicorn with Caseward's config), real RQ worker
 processes on the money queue then the background queue (as ``python -m
-app.execution.worker`` runs them), and the Anthropic sandbox as its own process, on the
+app.background worker`` runs them), and the Anthropic sandbox as its own process, on the
 database and Redis of ``bench_money_path``. The sequence:
 
 1. start the Anthropic sandbox on a free port and read its ``KEY=value`` lines;

@@ -44,11 +44,11 @@ from app.clock import utcnow
 from app.connections.service import save_stripe_connection
 from app.crypto import SecretBox
 from app.db import make_engine, make_session_factory
-from app.execution.queueing import execution_queue
 from app.history_audit.jobs import enqueue_scan
 from app.history_audit.models import HistoryScan, ScanStatus
 from app.history_audit.scan import start_scan
-from app.queue import connect_redis
+from app.jobs.connection import connect_redis
+from app.jobs.queueing import queue_named
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 from integrations.stripe import seeding
@@ -120,7 +120,7 @@ def peak_memory(pid: int) -> int:
 @contextmanager
 def scan_worker(env: dict[str, str], queue_name: str) -> Iterator[subprocess.Popen[bytes]]:
     """One worker process on the background queue with its scheduler, as
-    ``python -m app.execution.worker`` runs it (the scheduler runs the slices a slow
+    ``python -m app.background worker`` runs it (the scheduler runs the slices a slow
     provider's pace delays)."""
     process = worker_process(env, queue_name)
     try:
@@ -147,7 +147,7 @@ def scanned(
         scan = start_scan(session, shop=shop, provider=provider, actor=BENCH, now=utcnow())
         session.commit()
         scan_id = scan.id
-        queue = execution_queue(connect_redis(settings), settings.background_queue_name)
+        queue = queue_named(connect_redis(settings), settings.background_queue_name)
         with scan_worker(env, settings.background_queue_name) as worker:
             time.sleep(3.0)  # the worker imports the app and opens its pool before the scan
             memory_started = peak_memory(worker.pid)

@@ -75,18 +75,13 @@ from app.approvals.service import approve_proposal, create_proposal  # noqa: E40
 from app.cases.models import Customer  # noqa: E402
 from app.cases.service import open_case  # noqa: E402
 from app.clock import utcnow  # noqa: E402
+from app.connections.adapters import connection_adapters  # noqa: E402
 from app.connections.service import save_stripe_connection  # noqa: E402
-from app.crypto import SecretBox  # noqa: E402
+from app.crypto import SecretBox, secret_box  # noqa: E402
 from app.db import Database, make_engine, make_session_factory  # noqa: E402
-from app.execution.executor import execute_action  # noqa: E402
-from app.execution.jobs import execution_context  # noqa: E402
+from app.execution.executor import ExecutionContext, execute_action  # noqa: E402
 from app.execution.models import Action, ActionStatus  # noqa: E402
-from app.execution.providers import connection_adapters  # noqa: E402
-from app.execution.queueing import (  # noqa: E402
-    enqueue_execution,
-    execution_job_id,
-    execution_queue,
-)
+from app.execution.queueing import enqueue_execution, execution_job_id  # noqa: E402
 from app.guard import (  # noqa: E402
     IdentityLevel,
     InFlightAction,
@@ -97,9 +92,11 @@ from app.guard import (  # noqa: E402
     ShopSwitches,
     evaluate,
 )
+from app.jobs.connection import connect_redis  # noqa: E402
+from app.jobs.context import context_for  # noqa: E402
+from app.jobs.queueing import queue_named  # noqa: E402
 from app.migrations import upgrade  # noqa: E402
 from app.money import Money  # noqa: E402
-from app.queue import connect_redis  # noqa: E402
 from app.settings import Settings, normalise_database_url  # noqa: E402
 from app.shops.models import Shop, StaffMember, StaffRole  # noqa: E402
 from app.shops.service import set_writes_enabled  # noqa: E402
@@ -283,7 +280,7 @@ def web_process(env: dict[str, str]) -> Iterator[str]:
 
 def worker_process(env: dict[str, str], *queue_names: str) -> subprocess.Popen[bytes]:
     """One ``rq worker --with-scheduler`` on ``queue_names`` (in priority order) with
-    Caseward's worker class, as ``python -m app.execution.worker`` runs it."""
+    Caseward's worker class, as ``python -m app.background worker`` runs it."""
     return subprocess.Popen(
         [
             str(Path(sys.executable).parent / "rq"),
@@ -291,7 +288,7 @@ def worker_process(env: dict[str, str], *queue_names: str) -> subprocess.Popen[b
             "--with-scheduler",
             "-q",
             "-w",
-            "app.execution.worker.CasewardWorker",
+            "app.background.CasewardWorker",
             "--url",
             env["REDIS_URL"],
             "--path",
@@ -699,7 +696,7 @@ def drained(
     returns the seconds taken and the statuses they ended in. The end is the database's
     own time of the last action recorded, so this loop looks rarely and takes no CPU
     from the workers it times."""
-    queue = execution_queue(connect_redis(bench.settings), bench.settings.queue_name)
+    queue = queue_named(connect_redis(bench.settings), bench.settings.queue_name)
     with workers(worker_count, env, bench.settings.queue_name), bench.session_factory() as session:
         started = datetime.now(UTC)
         for action_id in action_ids:
@@ -746,7 +743,14 @@ def counts_per_action(bench: Bench, count: int, env: dict[str, str]) -> Counts:
                 headers={"Authorization": f"Bearer {token}"},
             )
             action_ids.append(uuid.UUID(response.get_json()["action"]["id"]))
-    ctx = execution_context(bench.settings)
+    # As a worker builds it: its own pool, adapters kept per connection.
+    worker = context_for(bench.settings)
+    ctx = ExecutionContext(
+        session_factory=worker.session_factory,
+        settings=worker.settings,
+        clock=worker.clock,
+        adapters=connection_adapters(bench.settings, secret_box(bench.settings), reuse=True),
+    )
     engine = ctx.session_factory.kw["bind"]
     with counting(engine) as job:
         for action_id in action_ids:
@@ -754,7 +758,7 @@ def counts_per_action(bench: Bench, count: int, env: dict[str, str]) -> Counts:
                 raise RuntimeError(f"action {action_id} did not succeed")
     redis = connect_redis(bench.settings)
     again = approved(bench, count)
-    queue = execution_queue(redis, bench.settings.queue_name)
+    queue = queue_named(redis, bench.settings.queue_name)
     with workers(1, env, bench.settings.queue_name), bench.session_factory() as session:
         time.sleep(1.0)  # the worker has settled into waiting for work
         before = _redis_commands(redis)

@@ -55,17 +55,17 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app import audit, create_app
 from app.actors import WORKER, Actor, Surface, staff
-from app.approvals.digest import digest_of
 from app.approvals.drafts import parse_draft
-from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.approvals.service import create_proposal
+from app.cases.digest import digest_of
 from app.cases.models import Case, CaseStatus, Customer, Order
+from app.cases.proposals import Approval, Proposal, ProposalStatus
 from app.cases.service import open_case
 from app.clock import utcnow
+from app.connections.adapters import connection_adapters
 from app.crypto import SecretBox, secret_box
 from app.db import Database
 from app.execution.models import Action, ActionAttempt, ActionStatus
-from app.execution.providers import connection_adapters
 from app.settings import Settings
 from app.shopify.install import record_install
 from app.shops.models import Shop, StaffMember, StaffRole

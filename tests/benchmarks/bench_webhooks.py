@@ -41,8 +41,8 @@ from sqlalchemy import func, select
 
 from app.connections.models import Connection
 from app.execution.models import ProviderEvent
-from app.execution.queueing import execution_queue
-from app.queue import connect_redis
+from app.jobs.connection import connect_redis
+from app.jobs.queueing import queue_named
 from app.settings import Settings
 from integrations.stripe.sandbox.webhooks import signature_header
 
@@ -175,7 +175,7 @@ def _check_once(bench: Bench, todo: list[Delivery], action_ids: list[str]) -> No
             .select_from(ProviderEvent)
             .where(ProviderEvent.shop_id == bench.shop.id)
         )
-    queue = execution_queue(
+    queue = queue_named(
         connect_redis(bench.settings),
         bench.settings.queue_name,
     )

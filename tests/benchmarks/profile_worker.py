@@ -36,8 +36,9 @@ from bench_money_path import (
     workers,
 )
 
-from app.execution.queueing import enqueue_execution, execution_queue
-from app.queue import connect_redis
+from app.execution.queueing import enqueue_execution
+from app.jobs.connection import connect_redis
+from app.jobs.queueing import queue_named
 
 PY_SPY = Path(sys.executable).parent / "py-spy"
 # The function every job runs under (RQ's ``BaseWorker.perform_job``): samples outside it
@@ -68,7 +69,7 @@ def main() -> None:
             try:
                 time.sleep(1.0)  # py-spy attaches
                 started = time.perf_counter()
-                queue = execution_queue(connect_redis(bench.settings), bench.settings.queue_name)
+                queue = queue_named(connect_redis(bench.settings), bench.settings.queue_name)
                 for action_id in action_ids:
                     enqueue_execution(queue, action_id)
                 with bench.session_factory() as session:

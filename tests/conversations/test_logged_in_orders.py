@@ -24,12 +24,12 @@ from app.actors import Surface, staff
 from app.audit import AuditEvent
 from app.cases.models import Case, Order
 from app.clock import utcnow
+from app.connections.adapters import connection_adapters
 from app.crypto import secret_box
 from app.db import Database
 from app.drafting.drafters import drafter_for
 from app.drafting.jobs import draft_for_message
-from app.execution.providers import connection_adapters
-from app.queue import RedisExtension
+from app.jobs.connection import RedisExtension
 from app.settings import Settings
 from app.shopify.install import record_install
 from integrations.shopify.auth import AdminVerified, ShopifyAuth

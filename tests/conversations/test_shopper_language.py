@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session
 from storefront_support import APP_SECRET, Shopper, newest_code
 
 from app.actors import WORKER
-from app.approvals.models import Proposal
 from app.cases.models import Case, Customer, Order
+from app.cases.proposals import Proposal
 from app.clock import utcnow
 from app.conversations.models import Conversation, Message
 from app.conversations.updates import tell_customer

@@ -17,8 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from storefront_support import APP_SECRET, Shopper
 
-from app.approvals.models import Proposal
 from app.cases.models import Case
+from app.cases.proposals import Proposal
 from app.clock import utcnow
 from app.conversations.models import Conversation
 from app.execution.models import Action, ActionStatus

@@ -20,16 +20,17 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import Surface, staff
-from app.approvals.models import Proposal
 from app.approvals.service import approve_proposal
+from app.cases.proposals import Proposal
 from app.clock import utcnow
 from app.connections.models import Connection
 from app.crypto import secret_box
 from app.db import Database
 from app.demo import APPROVER, SHOP_DOMAIN, DemoCase, open_demo, ready_message
 from app.execution.models import Action
-from app.execution.queueing import enqueue_execution, execution_queue
-from app.queue import connect_redis
+from app.execution.queueing import enqueue_execution
+from app.jobs.connection import connect_redis
+from app.jobs.queueing import queue_named
 from app.settings import Settings
 from app.shops.models import Shop
 from integrations.stripe.sandbox import StripeSandbox
@@ -85,8 +86,8 @@ def _run_worker_until_recorded(
         "CASEWARD_INSTANCE_PATH": str(settings.instance_path),
     }
     rq = str(Path(sys.executable).parent / "rq")
-    command = [rq, "worker", "--burst", "-w", "app.execution.worker.CasewardWorker"]
-    queue = execution_queue(connect_redis(settings), settings.queue_name)
+    command = [rq, "worker", "--burst", "-w", "app.background.CasewardWorker"]
+    queue = queue_named(connect_redis(settings), settings.queue_name)
     log = settings.instance_path / "worker.log"
     with log.open("w") as output:
         worker = subprocess.Popen(
@@ -134,7 +135,7 @@ def test_a_restart_tells_what_became_of_the_refund(
     assert "The $48.00 refund was approved by sam.approver and is queued for the worker" in queued
     assert "Approve" not in queued
 
-    enqueue_execution(execution_queue(connect_redis(settings), settings.queue_name), action.id)
+    enqueue_execution(queue_named(connect_redis(settings), settings.queue_name), action.id)
     _run_worker_until_recorded(settings, factory, action.id)
     done = ready_message(_start(app, settings, account, web_url), web_url, "TOKEN")
 

@@ -13,20 +13,18 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.actors import Surface, system_actor
-from app.approvals.models import Proposal, ProposalStatus
 from app.audit import AuditEvent
-from app.cases.models import Case, CaseStatus
-from app.execution.models import Action, ActionStatus
-from app.lifecycle import (
-    ACTION_MOVES,
+from app.cases.lifecycle import (
     CASE_MOVES,
     PROPOSAL_MOVES,
     IllegalTransition,
-    move_action,
     move_case,
     move_proposal,
-    provider_report_applies,
 )
+from app.cases.models import Case, CaseStatus
+from app.cases.proposals import Proposal, ProposalStatus
+from app.execution.lifecycle import ACTION_MOVES, move_action, provider_report_applies
+from app.execution.models import Action, ActionStatus
 from app.shops.models import Shop
 from app.words import said
 

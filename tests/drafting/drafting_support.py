@@ -26,11 +26,12 @@ from sqlalchemy.orm import Session
 from app.actors import Actor, ActorKind, Surface
 from app.cases.models import Case, Customer, Order
 from app.clock import utcnow
+from app.connections.adapters import AdapterFactory
 from app.conversations.linking import link_order
 from app.conversations.models import Channel, Conversation
+from app.conversations.replies import ActionBrief
 from app.conversations.service import receive_message, start_conversation
 from app.drafting.brief import (
-    ActionBrief,
     CaseBrief,
     LineBrief,
     MessageBrief,
@@ -39,7 +40,6 @@ from app.drafting.brief import (
 )
 from app.drafting.drafters import ClaudeDrafter, Drafter
 from app.drafting.service import CaseAtHand, Drafted, draft_now
-from app.execution.providers import AdapterFactory
 from app.settings import Settings
 from app.shops.models import Shop
 from integrations.anthropic.sandbox import DEMO_API_KEY

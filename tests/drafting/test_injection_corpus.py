@@ -38,9 +38,9 @@ from drafting_support import (
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Proposal
 from app.audit import AuditEvent
 from app.cases.models import CaseStatus, Order
+from app.cases.proposals import Proposal
 from app.clock import utcnow
 from app.conversations.free_text import check_free_text
 from app.conversations.language import for_customer

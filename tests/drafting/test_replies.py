@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.conversations.replies import check_reply
+from app.conversations.replies import ActionBrief, check_reply
 from app.conversations.to_customer import status_update
-from app.drafting.brief import ActionBrief
 from app.execution.models import ActionStatus
 from app.money import Money
 from app.words import said

@@ -21,9 +21,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.actors import Surface, system_actor
-from app.approvals.models import Proposal, ProposalStatus
 from app.audit import AuditEvent
 from app.cases.models import CaseStatus
+from app.cases.proposals import Proposal, ProposalStatus
 from app.clock import utcnow
 from app.conversations.language import for_customer
 from app.conversations.to_customer import Item, prepared_for_review

@@ -38,11 +38,11 @@ server.cfg.post_worker_init(None)
 print(json.dumps({"frozen": gc.get_freeze_count(), "in_sight": len(gc.get_objects())}))
 """
 
-# A worker as ``rq worker -w app.execution.worker.CasewardWorker`` makes it.
+# A worker as ``rq worker -w app.background.CasewardWorker`` makes it.
 _WORKER_PROCESS = """
 import gc, json
 from redis import Redis
-from app.execution.worker import CasewardWorker
+from app.background import CasewardWorker
 from app.settings import Settings
 
 CasewardWorker(["caseward-serving-test"], connection=Redis.from_url(Settings.from_env().redis_url))

@@ -7,8 +7,8 @@ passed says so.
 
 from __future__ import annotations
 
-from app.approvals.models import Proposal
 from app.approvals.service import ProposalResult
+from app.cases.proposals import Proposal
 from app.drafting.models import CaseDraftRecord
 from app.drafting.service import Drafted
 from app.guard import CheckResult, Outcome, Verdict

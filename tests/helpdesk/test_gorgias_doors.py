@@ -20,7 +20,7 @@ from app.crypto import SecretBox, secret_box
 from app.execution.models import ProviderEvent
 from app.helpdesk.connection import SECRET_HEADER, GorgiasConnected, save_gorgias_connection
 from app.helpdesk.sidebar import LINK_LIFETIME_SECONDS, sidebar_link
-from app.queue import connect_redis
+from app.jobs.connection import connect_redis
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 

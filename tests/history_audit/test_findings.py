@@ -33,6 +33,7 @@ from app.db import make_session_factory
 from app.guard import CapRule, PolicyRules
 from app.history_audit.findings import BATCH, Rule, compute_findings, records_key
 from app.history_audit.models import HistoryFinding, HistoryScan
+from app.history_audit.report import report_summary
 from app.money import Money
 from app.words import Sentence
 
@@ -203,7 +204,9 @@ def _findings(engine: Engine, scan: HistoryScan) -> list[HistoryFinding]:
         )
 
 
-def _summary(findings: list[HistoryFinding]) -> set[tuple[Rule, tuple[str, ...], int, str]]:
+def _summary(
+    findings: list[HistoryFinding],
+) -> set[tuple[Rule, tuple[str, ...], int, str | None]]:
     return {(Rule(f.rule), tuple(f.records), f.money_at_risk, f.currency) for f in findings}
 
 
@@ -328,3 +331,34 @@ def test_memory_does_not_grow_with_the_history(planted: History) -> None:
     short, long = peak(2 * BATCH), peak(10 * BATCH)
 
     assert long < short * 1.25, (short, long)
+
+
+def test_where_nothing_names_a_currency_a_finding_has_none_and_nothing_at_risk(
+    planted: History,
+) -> None:
+    """A history of percent discounts and subscription changes only, under a policy that
+    names no currency: what is found puts no money at risk, in no currency made up."""
+    no_money = PolicyRules(max_percent_off=50)
+    with make_session_factory(planted.engine)() as session:
+        shop = a_shop(session, "percent-only")
+        scan = a_scan(session, shop)
+        keep(
+            session,
+            scan,
+            [
+                Planted("promo_90", "discount", T0, percent_off=90, currency=None),
+                Planted("sub_gone", "subscription_cancel", T0 + HOUR, currency=None),
+            ],
+        )
+        found = compute_findings(session, scan, no_money, NOW)
+        session.commit()
+        summary = report_summary(session, [scan])
+
+    assert found == 3
+    assert _summary(_findings(planted.engine, scan)) == {
+        (Rule.LARGE_DISCOUNT, ("promo_90",), 0, None),
+        (Rule.UNGUARDED, ("promo_90",), 0, None),
+        (Rule.UNGUARDED, ("sub_gone",), 0, None),
+    }
+    assert summary.findings == {Rule.LARGE_DISCOUNT: 1, Rule.UNGUARDED: 2}
+    assert summary.money == {}

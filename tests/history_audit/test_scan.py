@@ -45,12 +45,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.audit import AuditEvent
+from app.background import sweep
 from app.clock import utcnow
+from app.connections.adapters import connection_adapters
 from app.crypto import SecretBox, secret_box
 from app.execution.executor import ExecutionContext
-from app.execution.providers import connection_adapters
-from app.execution.queueing import execution_queue
-from app.execution.sweeper import sweep
 from app.history_audit.jobs import (
     SCHEDULER_LEAD,
     SILENT_AFTER,
@@ -68,7 +67,8 @@ from app.history_audit.scan import (
     ScanContext,
     run_scan,
 )
-from app.queue import connect_redis
+from app.jobs.connection import connect_redis
+from app.jobs.queueing import queue_named
 from app.settings import Settings
 from app.shops.models import Shop
 from integrations.history import HistoryPage, HistoryReader
@@ -466,9 +466,9 @@ def test_a_worker_killed_mid_scan_leaves_it_for_the_sweeper_which_resumes_it(
         settings=settings,
         clock=lambda: utcnow() + SILENT_AFTER + timedelta(seconds=30),
     )
-    queue = execution_queue(connect_redis(settings), settings.queue_name)
-    assert sweep(later, queue).resuming_scans == [str(scan_id)]
-    assert sweep(later, queue).resuming_scans == []  # queued once, whatever the sweeps
+    queue = queue_named(connect_redis(settings), settings.queue_name)
+    assert sweep(later, queue)["resuming_scans"] == [str(scan_id)]
+    assert sweep(later, queue)["resuming_scans"] == []  # queued once, whatever the sweeps
     worker = WorkerProcess(settings, redis_url)
     try:
         wait_for(
@@ -728,7 +728,7 @@ def test_a_wait_for_shopifys_bucket_is_spent_off_the_worker_by_scheduling_the_ne
     assert stopped.not_before is not None and stopped.heartbeat_at is not None
     waited = stopped.not_before - stopped.heartbeat_at
     assert waited > timedelta(seconds=LONG_WAIT)
-    queue = execution_queue(connect_redis(settings), settings.background_queue_name)
+    queue = queue_named(connect_redis(settings), settings.background_queue_name)
     assert enqueue_scan(queue, stopped) and not enqueue_scan(queue, stopped)
     scheduled = ScheduledJobRegistry(queue=queue)
     assert scheduled.get_job_ids() == [scan_job_id(stopped)]

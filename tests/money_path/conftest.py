@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session
 from app.crypto import SecretBox, secret_box
 from app.demo import APPROVER, OWNER, PROPOSER, LinenShop, seed_linen_shop
 from app.execution.executor import ExecutionContext
-from app.execution.queueing import execution_queue
-from app.queue import connect_redis
+from app.jobs.connection import connect_redis
+from app.jobs.queueing import queue_named
 from app.settings import Settings
 from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
 
@@ -45,7 +45,7 @@ def ctx(app: Flask, settings: Settings) -> ExecutionContext:
 
 @pytest.fixture
 def queue(settings: Settings) -> Queue:
-    return execution_queue(connect_redis(settings), settings.queue_name)
+    return queue_named(connect_redis(settings), settings.queue_name)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from rq import Queue
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.background import sweep
 from app.cases.models import Customer, Order
 from app.clock import utcnow
 from app.execution.executor import (
@@ -27,7 +28,6 @@ from app.execution.executor import (
     refresh_action,
 )
 from app.execution.models import Action, ActionStatus
-from app.execution.sweeper import sweep
 from app.settings import Settings
 from integrations.stripe import seeding
 from integrations.stripe.sandbox import RateLimits, StripeSandbox

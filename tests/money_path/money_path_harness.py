@@ -27,11 +27,11 @@ from sqlalchemy.orm import Session
 
 from app.actors import Surface, system_actor
 from app.clock import utcnow
+from app.connections.adapters import connection_adapters
 from app.connections.models import Connection
 from app.crypto import secret_box
 from app.db import Database
 from app.execution.executor import ExecutionContext
-from app.execution.providers import connection_adapters
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import staff_member
@@ -180,7 +180,7 @@ class WorkerProcess(ServiceProcess):
                 "worker",
                 "--with-scheduler",
                 "-w",
-                "app.execution.worker.CasewardWorker",
+                "app.background.CasewardWorker",
                 "--url",
                 redis_url,
                 "--path",

@@ -23,8 +23,8 @@ from money_path_harness import Account, Staff, WorkerProcess, wait_for
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Proposal
 from app.audit import AuditEvent
+from app.cases.proposals import Proposal
 from app.demo import APPROVER, APRON_LINE, OWNER, PROPOSER, SHOP_DOMAIN, LinenShop
 from app.execution.models import Action
 from app.settings import Settings

@@ -19,9 +19,9 @@ from flask.testing import FlaskClient
 from money_path_harness import Account, Staff
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Proposal
 from app.audit import AuditEvent
 from app.cases.models import Case, Customer
+from app.cases.proposals import Proposal
 from app.crypto import secret_box
 from app.demo import PROPOSER, LinenShop, seed_linen_shop
 from app.settings import Settings

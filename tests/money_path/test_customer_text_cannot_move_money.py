@@ -33,9 +33,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.actors import Actor, ActorKind, Surface, staff
-from app.approvals.models import Proposal, ProposalStatus
 from app.cases.models import Case, Customer, Order
+from app.cases.proposals import Proposal, ProposalStatus
 from app.clock import utcnow
+from app.connections.adapters import connection_adapters
 from app.connections.service import save_stripe_connection
 from app.conversations.free_text import check_free_text
 from app.conversations.models import Author, Channel, Conversation, Message
@@ -45,7 +46,6 @@ from app.drafting.drafters import ClaudeDrafter, Drafter, RulesDrafter
 from app.drafting.prompt import canary_for
 from app.drafting.service import CaseAtHand, draft_now
 from app.execution.models import Action
-from app.execution.providers import connection_adapters
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import set_writes_enabled

@@ -33,8 +33,9 @@ from rq import Queue
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Proposal
 from app.audit import AuditEvent
+from app.background import sweep
+from app.cases.proposals import Proposal
 from app.clock import utcnow
 from app.connections.models import Connection
 from app.crypto import secret_box
@@ -47,7 +48,6 @@ from app.execution.executor import (
     refresh_action,
 )
 from app.execution.models import Action, ActionAttempt
-from app.execution.sweeper import sweep
 from app.migrations import downgrade, upgrade
 from app.settings import Settings
 from app.shops.models import Shop
@@ -657,7 +657,7 @@ def test_an_answer_whose_attempt_row_is_gone_is_not_recorded_and_is_looked_up_la
     assert _action(session, action_id).status == "submitting"
     [refund] = refunds_of_action(account, str(action_id))
     later = utcnow() + timedelta(seconds=ctx.settings.stuck_submission_seconds + 1)
-    assert sweep(_pinned(ctx, later), queue).marked_unknown == [str(action_id)]
+    assert sweep(_pinned(ctx, later), queue)["marked_unknown"] == [str(action_id)]
     assert reconcile_action(_pinned(ctx, later), action_id) == "succeeded"
     assert _action(session, action_id).provider_ref == refund["id"]
     assert refunds_of_action(account, str(action_id)) == [refund]
@@ -1193,7 +1193,7 @@ def test_a_value_error_during_a_send_fails_the_job_and_the_refund_is_found_later
     assert _action(session, action_id).status == "submitting"
     [refund] = refunds_of_action(account, str(action_id))
     later = utcnow() + timedelta(seconds=ctx.settings.stuck_submission_seconds + 1)
-    assert sweep(_pinned(ctx, later), queue).marked_unknown == [str(action_id)]
+    assert sweep(_pinned(ctx, later), queue)["marked_unknown"] == [str(action_id)]
     assert reconcile_action(_pinned(ctx, later), action_id) == "succeeded"
     assert _action(session, action_id).provider_ref == refund["id"]
     assert refunds_of_action(account, str(action_id)) == [refund]

@@ -47,7 +47,9 @@ from rq import Queue, Worker
 from sqlalchemy import select
 
 from app import create_app
-from app.approvals.models import Proposal
+from app.background import sweep
+from app.cases.proposals import Proposal
+from app.connections.adapters import connection_adapters
 from app.crypto import secret_box
 from app.demo import APPROVER, SHOP_DOMAIN, LinenShop
 from app.execution.executor import (
@@ -57,9 +59,7 @@ from app.execution.executor import (
     refresh_action,
 )
 from app.execution.models import Action, ActionAttempt, ActionStatus
-from app.execution.providers import connection_adapters
-from app.execution.sweeper import sweep
-from app.queue import connect_redis
+from app.jobs.connection import connect_redis
 from app.settings import Settings
 from integrations.stripe.sandbox import StripeSandbox
 
@@ -118,12 +118,12 @@ def test_a_worker_killed_after_the_provider_committed_is_settled_by_reconciliati
     assert [(a["purpose"], a["outcome"]) for a in stuck["attempts"]] == [("submit", None)]
 
     report = wait_for(
-        lambda: (r := sweep(ctx, queue)).marked_unknown and r,
+        lambda: (r := sweep(ctx, queue))["marked_unknown"] and r,
         what="the sweeper to notice the stuck submission",
     )
-    assert report.marked_unknown == [action_id]
+    assert report["marked_unknown"] == [action_id]
     # The send the killed worker made is closed as cut off, not left open forever.
-    assert report.interrupted == [f"{action_id}#1"]
+    assert report["interrupted"] == [f"{action_id}#1"]
     assert approver.get(f"/api/actions/{action_id}").get_json()["status"] == "unknown"
 
     start_worker()
@@ -165,12 +165,12 @@ def test_approved_actions_survive_a_redis_flush_through_the_sweeper(
     assert queue.fetch_job(action_id) is None
 
     report = sweep(ctx, queue)
-    assert report.requeued == [action_id]
+    assert report["requeued"] == [action_id]
     settled = wait_for_status(approver, action_id, ["succeeded"])
 
     assert [a["purpose"] for a in settled["attempts"]] == ["submit"]
     assert len(refunds_of_action(account, action_id)) == 1
-    assert sweep(ctx, queue).requeued == []
+    assert sweep(ctx, queue)["requeued"] == []
     assert_money_invariants(account, ctx.session_factory, linen.shop_id)
 
 
@@ -197,7 +197,7 @@ def test_an_approval_whose_job_redis_refuses_is_answered_approved_and_sent_after
     action_id = approved.get_json()["action"]["id"]
     assert approved.get_json()["action"]["status"] == "queued"
     assert queue.fetch_job(action_id) is None
-    assert sweep(ctx, queue).requeued == [action_id]
+    assert sweep(ctx, queue)["requeued"] == [action_id]
     start_worker()
     wait_for_status(approver, action_id, ["succeeded"])
     assert len(refunds_of_action(account, action_id)) == 1
@@ -260,7 +260,7 @@ def test_two_workers_racing_on_one_payment_execute_only_what_still_fits(
         what="both workers to be idle",
     )
     sandbox.set_latency(300)
-    assert sorted(sweep(ctx, queue).requeued) == sorted([first, second])
+    assert sorted(sweep(ctx, queue)["requeued"]) == sorted([first, second])
     ended = [
         wait_for_status(approver, action_id, ["succeeded", "halted", "failed", "rejected"])
         for action_id in (first, second)

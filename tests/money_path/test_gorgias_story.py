@@ -17,6 +17,7 @@ from rq import Queue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.background import sweep
 from app.clock import utcnow
 from app.conversations.models import Channel
 from app.conversations.service import add_reply, start_conversation
@@ -24,7 +25,6 @@ from app.crypto import secret_box
 from app.demo import SHOP_DOMAIN, LinenShop, connect_demo_helpdesk
 from app.execution.executor import ExecutionContext
 from app.execution.models import Action
-from app.execution.sweeper import sweep
 from app.helpdesk.events import CALL_BODY_TEMPLATE
 from app.helpdesk.jobs import HELPDESK
 from app.settings import Settings
@@ -227,10 +227,10 @@ def test_the_sweeper_queues_the_replies_waiting_for_a_ticket(
 
     report = sweep(ctx, queue)
 
-    assert report.delivering == [str(linen.shop_id)]
+    assert report["delivering"] == [str(linen.shop_id)]
     background = Queue(settings.background_queue_name, connection=queue.connection)
     assert background.job_ids == [f"deliver-{linen.shop_id}"]
-    assert sweep(ctx, queue).delivering == []  # queued once while it waits
+    assert sweep(ctx, queue)["delivering"] == []  # queued once while it waits
 
 
 def test_the_demo_connects_its_helpdesk_and_the_ticket_arrives(

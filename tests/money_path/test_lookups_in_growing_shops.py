@@ -25,16 +25,16 @@ from sent_statements import statements_sent
 from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
-from app.cases.queue import QUEUE_LENGTH, QueueFilter, case_queue
+from app.cases.proposals import Proposal, ProposalStatus
 from app.cases.service import list_cases
 from app.clock import utcnow
 from app.db import Database
 from app.execution.ledger import cap_spending
 from app.execution.models import Action, ActionAttempt, ActionStatus
-from app.execution.sweeper import _close_interrupted_attempts
+from app.execution.sweep import _close_interrupted_attempts
 from app.guard import CapRule, CapSpend, PolicyRules
+from app.inbox.queue import QUEUE_LENGTH, QueueFilter, case_queue
 from app.money import Money
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.validation import PAGE_DEFAULT

@@ -11,7 +11,7 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from app.cases.models import Customer, Order
-from app.evaluation import _ORDER_PAID_BY
+from app.execution.evaluation import _ORDER_PAID_BY
 from app.shops.models import Shop
 
 ORDERS = 3000

@@ -10,9 +10,9 @@ from fault_support import approve, case_json, reset_sandbox_switches
 from money_path_harness import Account, Staff, WorkerProcess, wait_for
 from rq import Queue
 
+from app.background import sweep
 from app.demo import LinenShop
 from app.execution.executor import ExecutionContext
-from app.execution.sweeper import sweep
 from integrations.stripe.sandbox import StripeSandbox
 
 
@@ -51,9 +51,9 @@ def test_the_sweeper_asks_stripe_again_about_a_pending_refund(
     eager = replace(ctx, settings=replace(ctx.settings, pending_refresh_seconds=0.0))
     report = sweep(eager, queue)
 
-    assert report.refreshing == [action_id]
+    assert report["refreshing"] == [action_id]
     wait_for(
         lambda: approver.get(f"/api/actions/{action_id}").get_json()["status"] == "succeeded",
         what="the refreshed status",
     )
-    assert sweep(eager, queue).refreshing == []
+    assert sweep(eager, queue)["refreshing"] == []

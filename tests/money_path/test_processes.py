@@ -1,8 +1,8 @@
 """The money path run as the processes production runs, end to end.
 
 Real ``rq worker`` processes (``WorkerProcess``), the sweeper's own loop
-(``python -m app.execution.sweeper``) and the worker's entry point
-(``python -m app.execution.worker``), configured only through the environment, against
+(``python -m app.background sweeper``) and the worker's entry point
+(``python -m app.background worker``), configured only through the environment, against
 PostgreSQL or SQLite, Redis and the Stripe sandbox over HTTP (steered through its control
 endpoints). Each test waits for what it asserts with a deadline, never a fixed pause:
 
@@ -65,9 +65,9 @@ def start_service(
     test's own queue in ``CASEWARD_QUEUE``); every one is stopped at the end."""
     started: list[ServiceProcess] = []
 
-    def start(module: str, **env: str) -> ServiceProcess:
+    def start(module: str, *args: str, **env: str) -> ServiceProcess:
         service = ServiceProcess(
-            [sys.executable, "-m", module],
+            [sys.executable, "-m", module, *args],
             {
                 **os.environ,
                 "DATABASE_URL": settings.database_url,
@@ -89,7 +89,7 @@ def start_service(
 
 
 def _sweeper(start_service: Callable[..., ServiceProcess]) -> ServiceProcess:
-    return start_service("app.execution.sweeper", CASEWARD_SWEEP_INTERVAL="0.2")
+    return start_service("app.background", "sweeper", CASEWARD_SWEEP_INTERVAL="0.2")
 
 
 def _control(
@@ -244,7 +244,7 @@ def test_the_sweeper_loop_requeues_a_vanished_job_for_the_worker_entry_point(
     job.delete()  # Redis lost it
     assert queue.count == 0
 
-    start_service("app.execution.worker")
+    start_service("app.background", "worker")
 
     def idle_worker() -> Worker | None:
         return next((w for w in Worker.all(queue=queue) if w.get_state() == "idle"), None)

@@ -10,14 +10,15 @@ import pytest
 from rq.registry import ScheduledJobRegistry
 
 from app.clock import utcnow
-from app.execution.queueing import enqueue_resend, execution_queue
-from app.queue import connect_redis
+from app.execution.queueing import enqueue_resend
+from app.jobs.connection import connect_redis
+from app.jobs.queueing import queue_named
 from app.settings import Settings
 
 
 @pytest.mark.parametrize("delay", [0.3, 1.0, 2.7])
 def test_a_resend_is_due_no_earlier_than_its_delay(settings: Settings, delay: float) -> None:
-    queue = execution_queue(connect_redis(settings), f"{settings.queue_name}-{uuid.uuid4().hex}")
+    queue = queue_named(connect_redis(settings), f"{settings.queue_name}-{uuid.uuid4().hex}")
     asked_at = utcnow()
 
     enqueue_resend(queue, uuid.uuid4(), delay)

@@ -43,7 +43,7 @@ from app.crypto import secret_box
 from app.demo import LinenShop
 from app.execution.executor import ExecutionContext, execute_action, reconcile_action
 from app.execution.models import Action
-from app.queue import connect_redis
+from app.jobs.connection import connect_redis
 from app.settings import Settings
 from app.shopify.install import record_install
 from integrations.shopify.auth import AdminVerified, ShopifyAuth

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from storefront_support import APP_SECRET, CLIENT_ID, Shopper, newest_code
 
 from app.audit import AuditEvent
+from app.background import sweep
 from app.cases.models import Case, Customer
 from app.clock import utcnow
 from app.conversations.models import Conversation, Message
@@ -36,8 +37,7 @@ from app.demo import APPROVER, OWNER, SHOP_DOMAIN, LinenShop, seed_linen_shop
 from app.drafting.drafters import drafter_for
 from app.drafting.jobs import draft_for_message
 from app.execution.executor import ExecutionContext
-from app.execution.sweeper import sweep
-from app.queue import RedisExtension
+from app.jobs.connection import RedisExtension
 from app.settings import Settings
 from integrations.mail import Outbox
 
@@ -402,12 +402,12 @@ def test_a_message_whose_drafting_job_was_lost_is_drafted_after_the_sweep(
     lost = _queued_draft(app)
     lost.delete()
 
-    assert sweep(ctx, queue).drafting == list(lost.args)
-    assert sweep(ctx, queue).drafting == []  # its job waits: queued once
+    assert sweep(ctx, queue)["drafting"] == list(lost.args)
+    assert sweep(ctx, queue)["drafting"] == []  # its job waits: queued once
     start_worker()
     [reply] = _shop_replies(shopper, 1)
     assert "verify" in reply
-    assert sweep(ctx, queue).drafting == []
+    assert sweep(ctx, queue)["drafting"] == []
     (owed,) = session.scalars(select(Message.draft_owed_since).where(Message.author == "customer"))
     assert owed is None
 
@@ -421,7 +421,7 @@ def test_a_message_whose_drafting_failed_is_left_for_people_not_drafted_at_every
     job = _queued_draft(app)
     fail_as_rq_does(RedisExtension.background_queue(app), job)
 
-    assert sweep(ctx, queue).drafting == []
+    assert sweep(ctx, queue)["drafting"] == []
     assert RedisExtension.background_queue(app).jobs == []
     assert job.get_status(refresh=True) == JobStatus.FAILED
 
@@ -470,8 +470,8 @@ def test_a_shopper_verified_while_their_draft_is_made_is_answered_with_their_ord
     # verified by then, so she is not asked to verify again, and no amount is named yet.
     assert str(looking_into_it()) in unverified and "$48.00" not in unverified
 
-    assert sweep(ctx, queue).drafting == list(running.args)
+    assert sweep(ctx, queue)["drafting"] == list(running.args)
     start_worker()
     replies = _shop_replies(shopper, 2)
     assert "$48.00" in replies[-1] and "review" in replies[-1]
-    assert sweep(ctx, queue).drafting == []
+    assert sweep(ctx, queue)["drafting"] == []

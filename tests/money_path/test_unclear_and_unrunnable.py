@@ -34,12 +34,12 @@ from sent_statements import statements_sent
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.background import sweep
 from app.clock import utcnow
 from app.connections.models import Connection
 from app.demo import APPROVER, LinenShop
 from app.execution.executor import ExecutionContext, execute_action, reconcile_action
 from app.execution.models import Action, ActionAttempt
-from app.execution.sweeper import sweep
 from app.settings import Settings
 from app.shops.models import Shop
 from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
@@ -133,7 +133,7 @@ def test_an_action_whose_connection_is_gone_cannot_run_and_is_not_queued_again(
     case = case_json(approver, linen.case_id)
     assert (case["status"], case["owner"]) == ("needs_attention", APPROVER)
     queue.empty()
-    assert str(action_id) not in sweep(ctx, queue).requeued
+    assert str(action_id) not in sweep(ctx, queue)["requeued"]
 
 
 def test_a_key_connected_again_after_the_approval_is_the_one_the_refund_goes_out_with(
@@ -236,9 +236,9 @@ def test_an_action_unclear_too_long_goes_to_a_person_once(
     soon = utcnow() + timedelta(seconds=settings.unknown_attention_seconds - 60)
     overdue = utcnow() + timedelta(seconds=settings.unknown_attention_seconds + 60)
 
-    assert sweep(_at(ctx, soon), queue).escalated == []
-    assert sweep(_at(ctx, overdue), queue).escalated == [str(action_id)]
-    assert sweep(_at(ctx, overdue + timedelta(minutes=5)), queue).escalated == []
+    assert sweep(_at(ctx, soon), queue)["escalated"] == []
+    assert sweep(_at(ctx, overdue), queue)["escalated"] == [str(action_id)]
+    assert sweep(_at(ctx, overdue + timedelta(minutes=5)), queue)["escalated"] == []
 
     case = case_json(approver, linen.case_id)
     assert (case["status"], case["owner"]) == ("needs_attention", APPROVER)
@@ -296,7 +296,7 @@ def test_the_sweeper_closes_attempts_a_crash_cut_off(
 
     report = sweep(ctx, queue)
 
-    assert report.interrupted == [f"{action_id}#2"]
+    assert report["interrupted"] == [f"{action_id}#2"]
     outcomes = session.scalars(
         select(ActionAttempt.outcome)
         .where(ActionAttempt.action_id == action_id)

@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 from app.clock import utcnow
 from app.crypto import SecretBox, secret_box
 from app.db import Database
+from app.jobs.connection import RedisExtension
 from app.privacy.jobs import answer_stored_request
-from app.queue import RedisExtension
 from app.settings import Settings
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop

@@ -29,10 +29,10 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import WORKER, Surface, staff
-from app.approvals.digest import digest_of
-from app.approvals.models import Proposal, ProposalStatus
 from app.audit import AuditEvent
+from app.cases.digest import digest_of
 from app.cases.models import Case, CaseStatus, Customer, Order
+from app.cases.proposals import Proposal, ProposalStatus
 from app.cases.service import open_case
 from app.clock import utcnow
 from app.connections.models import Connection

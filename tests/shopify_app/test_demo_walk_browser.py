@@ -25,7 +25,7 @@ from shopify_support import serving_sandbox
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Approval, Proposal, ProposalStatus
+from app.cases.proposals import Approval, Proposal, ProposalStatus
 from app.crypto import secret_box
 from app.db import Database
 from app.demo import APP_HANDLE, DemoCase, open_demo

@@ -27,10 +27,10 @@ from flask.testing import FlaskClient
 from sqlalchemy.orm import Session
 
 from app.actors import WORKER, Surface, staff
-from app.approvals.digest import digest_of
-from app.approvals.models import Approval, Proposal, ProposalStatus
 from app.approvals.service import reject_proposal
+from app.cases.digest import digest_of
 from app.cases.models import Case, CaseStatus, Customer, Order
+from app.cases.proposals import Approval, Proposal, ProposalStatus
 from app.cases.service import open_case
 from app.clock import utcnow
 from app.execution.models import Action, ActionStatus

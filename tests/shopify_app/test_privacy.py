@@ -28,19 +28,19 @@ from shopify_app_support import (
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Proposal
 from app.audit import AuditEvent, verify_chain
+from app.background import sweep
 from app.cases.models import Case, Customer, Order
+from app.cases.proposals import Proposal
 from app.clock import utcnow
 from app.crypto import secret_box
 from app.db import Database
 from app.execution.models import ProviderEvent
-from app.execution.queueing import PRIVACY_REQUEST, execution_queue
-from app.execution.sweeper import sweep
-from app.privacy.jobs import answer_stored_request, unanswered_requests
+from app.jobs.connection import RedisExtension, connect_redis
+from app.jobs.queueing import queue_named
+from app.privacy.jobs import PRIVACY_REQUEST, answer_stored_request, unanswered_requests
 from app.privacy.models import DataExport
 from app.privacy.service import ERASED
-from app.queue import RedisExtension, connect_redis
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 
@@ -294,10 +294,10 @@ def test_a_request_whose_job_never_reached_the_queue_is_answered_after_the_sweep
     )
     take_queued_privacy_request(app)  # gone from Redis, as if never queued
     ctx = execution_context(app, settings)
-    queue = execution_queue(connect_redis(settings), settings.queue_name)
+    queue = queue_named(connect_redis(settings), settings.queue_name)
 
-    assert sweep(ctx, queue).answering_privacy == ["e-71"]
-    assert sweep(ctx, queue).answering_privacy == []  # its job waits: queued once
+    assert sweep(ctx, queue)["answering_privacy"] == ["e-71"]
+    assert sweep(ctx, queue)["answering_privacy"] == []  # its job waits: queued once
     worker = WorkerProcess(settings, redis_url)
     try:
         wait_for(
@@ -307,7 +307,7 @@ def test_a_request_whose_job_never_reached_the_queue_is_answered_after_the_sweep
         )
     finally:
         worker.kill()
-    assert sweep(ctx, queue).answering_privacy == []
+    assert sweep(ctx, queue)["answering_privacy"] == []
     session.expire_all()
     (event,) = session.scalars(select(ProviderEvent).where(ProviderEvent.event_id == "e-71"))
     assert set(event.payload) == {"answered"}
@@ -324,9 +324,9 @@ def test_a_failed_request_stays_for_people_until_shopify_sends_it_again(
     (job,) = [job for job in background.jobs if job.func_name == PRIVACY_JOB]
     fail_as_rq_does(background, job)
     ctx = execution_context(app, settings)
-    queue = execution_queue(connect_redis(settings), settings.queue_name)
+    queue = queue_named(connect_redis(settings), settings.queue_name)
 
-    assert sweep(ctx, queue).answering_privacy == []
+    assert sweep(ctx, queue)["answering_privacy"] == []
     assert [job.func_name for job in background.jobs] == []
     assert job.get_status(refresh=True) == JobStatus.FAILED
 

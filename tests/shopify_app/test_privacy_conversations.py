@@ -29,11 +29,13 @@ from sqlalchemy.orm import Session
 from storefront_support import Shopper, newest_code
 
 from app.actors import PROVIDER_REPORT, Surface, staff
+from app.agents.replies import keep_agent_reply
 from app.agents.service import issue_agent_credential
-from app.approvals.models import Proposal, ProposalStatus
 from app.audit import AuditEvent, verify_chain
 from app.cases.models import Case, Customer, Order
+from app.cases.proposals import Proposal, ProposalStatus
 from app.clock import utcnow
+from app.connections.adapters import connection_adapters
 from app.conversations.models import Author, Channel, Conversation, Message, Participant
 from app.conversations.updates import tell_customer
 from app.crypto import secret_box
@@ -41,9 +43,7 @@ from app.db import Base, Database
 from app.drafting.drafters import ClaudeDrafter, RulesDrafter
 from app.drafting.jobs import draft_for_message
 from app.drafting.models import CaseDraftRecord
-from app.drafting.service import keep_agent_reply
 from app.execution.models import Action, ActionStatus, ProviderEvent
-from app.execution.providers import connection_adapters
 from app.helpdesk.connection import GORGIAS, SECRET_HEADER, save_gorgias_connection
 from app.helpdesk.gorgias_desk import gorgias_desks
 from app.helpdesk.jobs import HelpdeskContext, work_call

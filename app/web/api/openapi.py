@@ -14,15 +14,15 @@ from typing import Any
 from app.actors import ActorKind, Surface
 from app.agents.models import AgentTool
 from app.approvals.drafts import DURATIONS, MAX_ID, MAX_LINE_ITEMS, MAX_TEXT, PRORATIONS
-from app.approvals.models import ProposalStatus
 from app.cases.models import CaseStatus
+from app.cases.proposals import ProposalStatus
+from app.connections.adapters import TARGETS
 from app.connections.merchant import MAX_GRACE_SECONDS, MAX_URL_LENGTH
 from app.connections.service import MAX_KEY_LENGTH
 from app.conversations.models import Author
 from app.conversations.service import MAX_MESSAGE
 from app.drafting.result import NextStep
 from app.execution.models import ActionStatus
-from app.execution.providers import TARGETS
 from app.guard import IdentityLevel
 from app.guard.policy import (
     MAX_AMOUNT,
@@ -805,7 +805,8 @@ _HISTORY_FINDING = _object(
         "records": {"type": "array", "items": {"type": "string"}},
         "customer": _OPTIONAL_TEXT,
         "money_at_risk": _int(0, description="minor units"),
-        "currency": {"type": "string", "minLength": 3, "maxLength": 3},
+        # None only for a finding with nothing at risk in a scan where nothing names one.
+        "currency": _nullable({"type": "string", "minLength": 3, "maxLength": 3}),
     },
     (
         "provider",

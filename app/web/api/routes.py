@@ -31,9 +31,10 @@ from app.approvals.service import (
     revise_proposal,
 )
 from app.cases.models import CaseStatus
-from app.cases.service import case_audit, case_file, get_case, list_cases, open_case
+from app.cases.service import case_audit, get_case, list_cases, open_case
 from app.cases.store_orders import shopify_customer_of
 from app.clock import utcnow
+from app.connections.adapters import AdapterFactory
 from app.connections.merchant import rotate_merchant_secret, save_merchant_connection
 from app.connections.models import Connection
 from app.connections.service import (
@@ -47,7 +48,6 @@ from app.db import request_session
 from app.drafting.service import latest_draft, reply_facts
 from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
-from app.execution.providers import AdapterFactory
 from app.helpdesk.connection import (
     gorgias_connection,
     rotate_secret,
@@ -63,6 +63,7 @@ from app.history_audit.report import (
     json_export,
 )
 from app.history_audit.scan import DEFAULT_WINDOW_DAYS, newest_scans, start_scan
+from app.inbox.case_file import case_file
 from app.settings import Settings
 from app.shops.service import current_policy, save_policy, set_kill_switch, set_writes_enabled
 from app.validation import (

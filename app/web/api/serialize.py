@@ -6,22 +6,31 @@ from datetime import datetime
 from typing import Any
 
 from app.agents.models import AgentCredential
-from app.approvals.models import Approval, Proposal
 from app.audit import AuditEvent
 from app.cases.models import Case, Customer, Order
+from app.cases.proposals import Approval, Proposal
 from app.connections.merchant import MERCHANT, MerchantConnected
 from app.conversations.models import Message
 from app.drafting.models import CaseDraftRecord
 from app.execution.models import Action, ActionAttempt
 from app.history_audit.models import HistoryScan
 from app.history_audit.scan import scan_progress
+from app.inbox.views import ActionView, ProposalView
 from app.money import Money
 
 
 def money(amount: int | None, currency: str | None) -> dict[str, Any] | None:
+    """An order's amount, its currency as stored."""
     if amount is None or currency is None:
         return None
     return {"amount": amount, "currency": currency, "display": Money(amount, currency).format()}
+
+
+def money_json(money: Money | None) -> dict[str, Any] | None:
+    """A proposal's or an action's money (:mod:`app.inbox.views`)."""
+    if money is None:
+        return None
+    return {"amount": money.amount, "currency": money.currency, "display": money.format()}
 
 
 def proposal_json(
@@ -31,17 +40,18 @@ def proposal_json(
 ) -> dict[str, Any]:
     """The proposal; ``agent``: the credential that proposed it, when an agent did (the
     caller reads it, :func:`app.agents.service.proposing_agent`)."""
+    view = ProposalView.of(proposal)
     body: dict[str, Any] = {
         "id": str(proposal.id),
         "case_id": str(proposal.case_id),
         "revision": proposal.revision,
-        "status": proposal.status,
+        "status": view.status,
         "kind": proposal.kind,
         "provider": proposal.provider,
         "target": proposal.target,
         "money_ref": proposal.money_ref,
         "customer_ref": proposal.customer_ref,
-        "amount": money(proposal.amount, proposal.currency),
+        "amount": money_json(view.money),
         "line_items": proposal.line_items,
         "params": proposal.params,
         "reason": proposal.reason,
@@ -69,6 +79,7 @@ def proposal_json(
 
 
 def action_json(action: Action, attempts: list[ActionAttempt] | None = None) -> dict[str, Any]:
+    view = ActionView.of(action)
     body: dict[str, Any] = {
         "id": str(action.id),
         "case_id": str(action.case_id),
@@ -78,11 +89,11 @@ def action_json(action: Action, attempts: list[ActionAttempt] | None = None) -> 
         "provider": action.provider,
         "target": action.target,
         "money_ref": action.money_ref,
-        "amount": money(action.amount, action.currency),
+        "amount": money_json(view.money),
         "line_items": action.line_items,
         "params": action.params,
         "digest": action.digest,
-        "status": action.status,
+        "status": view.status,
         "status_reason": action.status_reason,
         "provider_ref": action.provider_ref,
         "failure_reason": action.failure_reason,

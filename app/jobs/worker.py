@@ -1,6 +1,6 @@
-"""The RQ worker: ``python -m app.execution.worker`` runs ``rq worker --with-scheduler``
-on Caseward's money queue, then its background queue, with :class:`CasewardWorker`,
-once Redis answers. The scheduler runs the delayed resends (``Retry-After``).
+"""The RQ worker: ``rq worker --with-scheduler`` on the money queue, then the background
+queue, once Redis answers. The scheduler runs the delayed resends (``Retry-After``).
+:mod:`app.background` names the worker class, which loads every area first.
 """
 
 from __future__ import annotations
@@ -14,26 +14,28 @@ from redis.exceptions import RedisError
 from rq.cli.cli import main as rq_main
 from rq.worker import SimpleWorker
 
-from app.execution import jobs
-from app.queue import connect_redis
+from app.jobs.connection import connect_redis
 from app.settings import Settings
 
 
-class CasewardWorker(SimpleWorker):
+class Worker(SimpleWorker):
     """Runs each job in the worker process itself rather than in a forked horse.
 
     A fork per job costs more than the job's own work here (~20 ms, plus a new
     database connection and the provider SDK's lazy imports every time). Nothing
-    is lost if this process dies mid-job: the action's row says where it stood,
-    and the sweeper picks it up.
+    is lost if this process dies mid-job: the rows say where the work stood, and the
+    sweeper picks it up.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        jobs.context()  # open the pool and load the app before the first job arrives
+        self.warm_up()
         # What is loaded lives as long as the process: kept out of the garbage collector's
         # full collections, which would otherwise walk it in the middle of a job.
         gc.freeze()
+
+    def warm_up(self) -> None:
+        """Open pools and load code before the first job arrives."""
 
     def unsubscribe(self) -> None:
         """RQ's unsubscribe, with the pub/sub thread told to stop first.
@@ -50,16 +52,14 @@ class CasewardWorker(SimpleWorker):
         super().unsubscribe()  # type: ignore[no-untyped-call]
 
 
-def main() -> None:
-    settings = Settings.from_env()
-    settings.require_production_secrets()
-    _wait_for_redis(settings)
+def run_worker(settings: Settings, worker_class: type[Worker]) -> None:
+    wait_for_redis(settings)
     rq_main(
         [
             "worker",
             "--with-scheduler",
             "--worker-class",
-            "app.execution.worker.CasewardWorker",
+            f"{worker_class.__module__}.{worker_class.__qualname__}",
             "--url",
             settings.redis_url,
             # Listed in priority order: a worker takes money jobs before anything else.
@@ -69,7 +69,7 @@ def main() -> None:
     )
 
 
-def _wait_for_redis(settings: Settings, timeout: float = 30.0) -> None:
+def wait_for_redis(settings: Settings, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -79,7 +79,3 @@ def _wait_for_redis(settings: Settings, timeout: float = 30.0) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.5)
-
-
-if __name__ == "__main__":
-    main()

@@ -7,7 +7,6 @@ page shows these steps in that order; the admin opens on it until none remain.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -42,13 +41,3 @@ def setup_steps(session: Session, shop: Shop) -> SetupSteps:
         stripe_livemode=stripe.livemode if stripe else None,
         writes_enabled=shop.writes_enabled,
     )
-
-
-# The app's handle in the admin's addresses (``shopify.app.toml``).
-APP_HANDLE = "caseward"
-
-
-def admin_case_url(admin_origin: str, shop_domain: str, case_id: uuid.UUID) -> str:
-    """Where a person opens the case inside the shop's Shopify admin (to approve it)."""
-    store = shop_domain.removesuffix(".myshopify.com")
-    return f"{admin_origin}/store/{store}/apps/{APP_HANDLE}/app/cases/{case_id}"

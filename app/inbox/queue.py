@@ -30,8 +30,8 @@ from enum import StrEnum
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from app.approvals.models import Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
+from app.cases.proposals import Proposal, ProposalStatus
 from app.execution.models import Action, ActionStatus
 from app.guard import IdentityLevel
 

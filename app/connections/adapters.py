@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import uuid
 from datetime import datetime
+from functools import cache
 from typing import Protocol
 
 import httpx
@@ -21,8 +22,9 @@ from sqlalchemy.orm import Session
 from app.clock import utcnow
 from app.connections.merchant import MERCHANT, signing_secrets
 from app.connections.models import Connection
-from app.crypto import SecretBox
+from app.crypto import SecretBox, secret_box
 from app.errors import Forbidden
+from app.jobs.context import worker_context
 from app.settings import Settings
 from app.shopify.install import usable_token
 from app.shops.models import Shop
@@ -155,6 +157,14 @@ class _MerchantAdapters:
             signing_secrets(connection, self._box),
             http_client=self._client,
         )
+
+
+@cache
+def worker_adapters() -> AdapterFactory:
+    """The worker process's adapters (:func:`connection_adapters` kept per connection),
+    shared by every job the process runs."""
+    settings = worker_context().settings
+    return connection_adapters(settings, secret_box(settings), reuse=True)
 
 
 def connection_adapters(

@@ -11,7 +11,7 @@ from flask import Flask
 from redis import Redis
 from rq import Queue
 
-from app.execution.queueing import execution_queue
+from app.jobs.queueing import queue_named
 from app.settings import Settings
 
 
@@ -51,13 +51,13 @@ class RedisExtension:
     @staticmethod
     def queue(app: Flask) -> Queue:
         settings: Settings = app.config["CASEWARD_SETTINGS"]
-        return execution_queue(RedisExtension.connection(app), settings.queue_name)
+        return queue_named(RedisExtension.connection(app), settings.queue_name)
 
     @staticmethod
     def background_queue(app: Flask) -> Queue:
         """Slower work that must never delay money (privacy requests, syncs)."""
         settings: Settings = app.config["CASEWARD_SETTINGS"]
-        return execution_queue(RedisExtension.connection(app), settings.background_queue_name)
+        return queue_named(RedisExtension.connection(app), settings.background_queue_name)
 
 
 redis_ext = RedisExtension()

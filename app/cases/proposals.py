@@ -15,7 +15,7 @@ from app.db import Base, UTCDateTime
 
 
 class ProposalStatus(StrEnum):
-    """Lifecycle of a proposal. Changes follow :data:`app.lifecycle.PROPOSAL_MOVES`.
+    """Lifecycle of a proposal. Changes follow :data:`app.cases.lifecycle.PROPOSAL_MOVES`.
 
     ``blocked``: a built-in check or policy refuses it; nothing can approve it.
     ``awaiting_approval``: checks passed; it needs ``approvals_required`` people.
@@ -49,7 +49,8 @@ class Proposal(Base):
     amount: Mapped[int | None] = mapped_column(Integer)
     currency: Mapped[str | None] = mapped_column(String(3))
     line_items: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
-    # The money a refund gives back, whichever provider is asked (see app.evaluation.money_of).
+    # The money a refund gives back, whichever provider is asked
+    # (see app.execution.evaluation.money_of).
     money_ref: Mapped[str | None] = mapped_column(String(255))
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     reason: Mapped[str | None] = mapped_column(Text)

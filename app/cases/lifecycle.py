@@ -1,58 +1,29 @@
-"""Status changes of actions, proposals and cases: one table each, one function each.
+"""Status changes of proposals and cases: one table each, one function each.
 
-Every change of an ``Action``, ``Proposal`` or ``Case`` status goes through
-:func:`move_action`, :func:`move_proposal` or :func:`move_case`. Each checks the
-change against its table, applies it and writes its audit event in the caller's
-transaction, so no status moves without being allowed and evidenced. A change the
-table does not list is a bug in the caller and raises :class:`IllegalTransition`,
-except a provider report that would move an action backwards, which is expected
-(webhooks and look-ups arrive in any order): :func:`provider_report_applies` says
-whether to record it, and the caller audits it as ignored.
+Every change of a ``Proposal`` or ``Case`` status goes through :func:`move_proposal` or
+:func:`move_case`, as every change of an action's goes through
+:func:`app.execution.lifecycle.move_action`. Each checks the change against its table,
+applies it and writes its audit event in the caller's transaction, so no status moves
+without being allowed and evidenced. A change the table does not list is a bug in the
+caller and raises :class:`IllegalTransition`.
 
 Statuses are stored as plain strings; they become enums here, at the boundary.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from datetime import datetime
+from typing import Protocol
 
 from sqlalchemy.orm import Session
 
 from app import audit
 from app.actors import Actor
-from app.approvals.models import Proposal, ProposalStatus
 from app.cases.models import Case, CaseStatus
-from app.execution.models import Action, ActionStatus
+from app.cases.proposals import Proposal, ProposalStatus
 from app.words import Sentence
-
-A = ActionStatus
-_PROVIDER = frozenset({A.PENDING, A.REQUIRES_ACTION, A.SUCCEEDED, A.FAILED, A.CANCELED})
-
-# Which action statuses may follow which. Ours first, then the provider's, which only
-# move forward: a refund may fail days after it succeeded, never succeed after failing.
-ACTION_MOVES: Mapping[ActionStatus, frozenset[ActionStatus]] = {
-    # A re-check may find the action's own write already landed (a provider status).
-    A.QUEUED: frozenset({A.SUBMITTING, A.HALTED, A.EXPIRED, A.CANNOT_RUN}) | _PROVIDER,
-    # Nothing reached the provider (refused connection, 429): queued again, same key.
-    A.SUBMITTING: frozenset(
-        {A.QUEUED, A.UNKNOWN, A.REJECTED, A.NEEDS_DECISION, A.HALTED, A.CANNOT_RUN}
-    )
-    | _PROVIDER,
-    # Found, absent and resent, or stopped: the first send may still land, so a stop
-    # after an unclear send is a person's decision, never "not sent".
-    A.UNKNOWN: frozenset({A.UNKNOWN, A.SUBMITTING, A.NEEDS_DECISION, A.REJECTED}) | _PROVIDER,
-    A.NEEDS_DECISION: _PROVIDER,
-    A.PENDING: frozenset({A.REQUIRES_ACTION, A.SUCCEEDED, A.FAILED, A.CANCELED}),
-    A.REQUIRES_ACTION: frozenset({A.PENDING, A.SUCCEEDED, A.FAILED, A.CANCELED}),
-    A.SUCCEEDED: frozenset({A.FAILED}),
-    A.FAILED: frozenset(),
-    A.CANCELED: frozenset(),
-    A.HALTED: frozenset(),
-    A.EXPIRED: frozenset(),
-    A.REJECTED: frozenset(),
-    A.CANNOT_RUN: frozenset(),
-}
 
 P = ProposalStatus
 PROPOSAL_MOVES: Mapping[ProposalStatus | None, frozenset[ProposalStatus]] = {
@@ -81,36 +52,14 @@ class IllegalTransition(RuntimeError):
     """A status change its table does not allow: a bug in the code that asked for it."""
 
 
-def provider_report_applies(current: str, reported: str) -> bool:
-    """Whether a provider's report moves the action on (False: stale, keep what we have)."""
-    return ActionStatus(reported) in ACTION_MOVES[ActionStatus(current)]
+class ActionOnCase(Protocol):
+    """The action a case moved for, as its audit event names it."""
 
+    @property
+    def id(self) -> uuid.UUID: ...
 
-def move_action(
-    session: Session,
-    action: Action,
-    to: ActionStatus,
-    *,
-    event: str,
-    actor: Actor,
-    now: datetime,
-    data: Mapping[str, object] | None = None,
-) -> None:
-    """Move ``action`` to ``to`` and record ``event`` with the previous and new status."""
-    current = ActionStatus(action.status)
-    if to not in ACTION_MOVES[current]:
-        raise IllegalTransition(f"action {action.id}: {current} -> {to} is not allowed")
-    action.status = to
-    audit.record(
-        session,
-        shop_id=action.shop_id,
-        kind=event,
-        actor=actor,
-        case_id=action.case_id,
-        action_id=action.id,
-        data={**(data or {}), "previous": current.value, "status": to.value},
-        now=now,
-    )
+    @property
+    def status(self) -> str: ...
 
 
 def move_proposal(
@@ -153,7 +102,7 @@ def move_case(
     now: datetime,
     owner: str | None = None,
     reason: Sentence | None = None,
-    action: Action | None = None,
+    action: ActionOnCase | None = None,
 ) -> None:
     """Move ``case`` to ``to``; ``needs_attention`` always names its ``owner``.
 

@@ -1,0 +1,31 @@
+"""Every area of Caseward, loaded: what each process imports before it runs any of them.
+
+Loading maps every table (:mod:`app.models`) and connects each area's receivers to the
+money executor's signals (:mod:`app.execution.events`): approvals reopen a proposal whose
+approval expired, conversations tell the customer of a new status. :data:`SWEEPS` lists
+each area's sweep of the work it is owed, in the order the sweeper runs them: money first.
+"""
+
+from __future__ import annotations
+
+# Loaded for what loading does: every table mapped; the receivers of the money
+# executor's signals connected (a proposal whose approval expired is reopened, the
+# customer is told of a new status).
+from app import audit_checkpoints, models  # noqa: F401
+from app.approvals import service as approvals  # noqa: F401
+from app.conversations import updates  # noqa: F401
+from app.drafting import jobs as drafting
+from app.execution import sweep as execution
+from app.helpdesk import jobs as helpdesk
+from app.history_audit import jobs as history_audit
+from app.jobs.sweeper import Sweep
+from app.privacy import jobs as privacy
+
+SWEEPS: tuple[Sweep, ...] = (
+    execution.SWEEP,
+    audit_checkpoints.SWEEP,
+    helpdesk.SWEEP,
+    privacy.SWEEP,
+    drafting.SWEEP,
+    history_audit.SWEEP,
+)
