@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable
+from datetime import date
 from typing import Any
 
 from app.errors import InvalidInput
@@ -37,6 +38,7 @@ PAGE_MAXIMUM = 200
 # C0 controls and DEL (NUL among them); long free text may keep tab, newline and return.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _CONTROL_BUT_LAYOUT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -92,6 +94,21 @@ def integer(value: object, field: str, *, minimum: int, maximum: int = INT32_MAX
             field=field,
         )
     return value
+
+
+def calendar_day(value: object, field: str) -> date | None:
+    """A day written as ``YYYY-MM-DD`` (as a date field sends it), or ``None`` when absent
+    or blank."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and _DAY.fullmatch(value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass  # 2026-02-30: the shape of a day, not a day
+    raise InvalidInput(
+        said("%(field)s must be a day written as YYYY-MM-DD", field=field), field=field
+    )
 
 
 def boolean(value: object, field: str) -> bool:

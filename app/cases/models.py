@@ -138,3 +138,17 @@ class Case(Base):
     instruction_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+    @property
+    def reference(self) -> str:
+        """The case's number as the shopper sees it in the chat and staff search by it."""
+        return case_reference(self.id)
+
+
+REFERENCE_PREFIX = "C-"
+# How many hex digits of the id the number shows.
+REFERENCE_DIGITS = 8
+
+
+def case_reference(case_id: uuid.UUID) -> str:
+    return REFERENCE_PREFIX + case_id.hex[:REFERENCE_DIGITS].upper()

@@ -20,9 +20,9 @@ import hashlib
 import secrets
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -168,7 +168,7 @@ def receive_message(
         body=body,
         channel_message_id=channel_message_id,
         draft_owed_since=now if owes_draft else None,
-        created_at=now,
+        created_at=_after_the_last(session, conversation, now),
     )
     try:
         with session.begin_nested():
@@ -229,7 +229,7 @@ def add_reply(
         sentence=sentence.to_dict() if sentence is not None else None,
         about_action_id=about_action_id,
         about_status=about_status,
-        created_at=now,
+        created_at=_after_the_last(session, conversation, now),
         # The chat shows a message as soon as it is kept; a helpdesk ticket gets it posted.
         delivered_at=None if conversation.channel == Channel.HELPDESK else now,
     )
@@ -311,6 +311,17 @@ def messages_of(session: Session, conversation: Conversation, limit: int = 100) 
         )
     )
     return newest[::-1]
+
+
+def _after_the_last(session: Session, conversation: Conversation, now: datetime) -> datetime:
+    """When a new message of ``conversation`` is kept: ``now``, or just after its newest
+    message when that one is no older (a shopper's message and the reply to it kept in one
+    transaction share its time), so the conversation always reads in the order it was
+    written, reply below message."""
+    newest = session.scalar(
+        select(func.max(Message.created_at)).where(Message.conversation_id == conversation.id)
+    )
+    return now if newest is None or newest < now else newest + timedelta(microseconds=1)
 
 
 def _already_received(

@@ -109,6 +109,19 @@ def staff_member(session: Session, shop_id: uuid.UUID, user_id: str) -> StaffMem
     return member
 
 
+def who_may_approve(session: Session, shop_id: uuid.UUID) -> list[StaffMember]:
+    """The shop's approvers and owners, who may decide a proposal (each within their
+    limits), owners first."""
+    return sorted(
+        session.scalars(
+            select(StaffMember).where(
+                StaffMember.shop_id == shop_id, StaffMember.role.in_(StaffRole.CAN_APPROVE)
+            )
+        ),
+        key=lambda member: (member.role != StaffRole.OWNER, member.user_id),
+    )
+
+
 def shop_and_member(
     session: Session, shop_id: uuid.UUID, user_id: str
 ) -> tuple[Shop | None, StaffMember | None]:

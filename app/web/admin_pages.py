@@ -49,7 +49,7 @@ from app.audit_checkpoints import (
     load_checkpoint,
     newest_checkpoint_path,
 )
-from app.cases.models import Order
+from app.cases.models import CaseStatus, Order
 from app.cases.proposals import Approval, Proposal, ProposalStatus
 from app.cases.service import case_audit
 from app.clock import utcnow
@@ -62,12 +62,12 @@ from app.errors import InvalidInput, NotFound
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.guard import CheckName, IdentityLevel, Outcome, Verdict
 from app.inbox.case_file import CaseFile, case_file
-from app.inbox.queue import QueueFilter, case_queue
+from app.inbox.queue import CaseSearch, QueueFilter, case_queue
 from app.inbox.views import ActionView, ProposalView
 from app.money import Money
 from app.shops.models import Shop, StaffMember, StaffRole
-from app.shops.service import current_policy
-from app.validation import PAGE_DEFAULT, choice, integer
+from app.shops.service import current_policy, who_may_approve
+from app.validation import PAGE_DEFAULT, calendar_day, choice, integer, text
 from app.web import admin_text
 from app.web.admin_text import (
     catalogue,
@@ -79,7 +79,7 @@ from app.web.admin_text import (
     reason_text,
     say,
 )
-from app.web.shopify_admin import bp, embedded_page
+from app.web.shopify_admin import admin_url, bp, embedded_page
 from app.words import N_, said
 
 
@@ -103,15 +103,48 @@ def _not_found(error: NotFound) -> tuple[str, int]:
 @bp.get("/cases")
 @embedded_page
 def cases(shop: Shop, member: StaffMember) -> str:
-    """The case queue, narrowed by ``?filter=``, with how many cases each filter holds."""
+    """The case queue, narrowed by ``?filter=`` and searched (:func:`case_search`), a page
+    at a time, with how many cases each filter holds."""
     selected = request.args.get("filter")
     queue_filter = (
         QueueFilter(choice(selected, "filter", [f.value for f in QueueFilter]))
         if selected
         else None
     )
-    queue = case_queue(request_session(), shop.id, queue_filter)
-    return render_template("admin/cases.html", shop=shop, member=member, queue=queue)
+    queue = case_queue(request_session(), shop.id, queue_filter, case_search(request.args))
+    return render_template(
+        "admin/cases.html",
+        shop=shop,
+        member=member,
+        queue=queue,
+        statuses=list(CaseStatus),
+        page_link=_page_link,
+    )
+
+
+def case_search(args: Mapping[str, str]) -> CaseSearch:
+    """The search a cases page was asked for: ``q``, ``status``, ``owner``, ``from``,
+    ``to`` and ``page``; each wrong one refused naming it."""
+    status = args.get("status") or None
+    page = args.get("page") or "1"
+    return CaseSearch(
+        text=(text(args.get("q"), "q") or "").strip(),
+        status=CaseStatus(choice(status, "status", list(CaseStatus))) if status else None,
+        owner=text(args.get("owner") or None, "owner"),
+        opened_from=calendar_day(args.get("from"), "from"),
+        opened_to=calendar_day(args.get("to"), "to"),
+        page=integer(int(page) if page.isdigit() else page, "page", minimum=1, maximum=100_000),
+    )
+
+
+def _page_link(page: int) -> str:
+    """This cases page with its filter and search, at ``page``."""
+    kept = {
+        name: value
+        for name, value in request.args.items()
+        if name in ("filter", "q", "status", "owner", "from", "to") and value
+    }
+    return admin_url("shopify_admin.cases", **kept, page=page)
 
 
 # ------------------------------------------------------------------ a case
@@ -136,6 +169,8 @@ class ProposalPanel:
     # Whether this person may decide it (approve or reject) at all, and if they may but
     # approving would be refused, why; the API refuses the same with the same reasons.
     may_decide: bool
+    # Whether it still waits for a decision (blocked or awaiting approval).
+    undecided: bool
     not_approvable: list[str]
     # The agent whose credential proposed it, marked on the page; None for a person's.
     agent: AgentCredential | None
@@ -252,6 +287,11 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         policy=policy,
         policy_words=policy_sentences(policy, current_locale()),
         history=[_event_entry(event) for event in events],
+        deciders=(
+            []
+            if member.role in StaffRole.CAN_APPROVE
+            else [person.email or person.user_id for person in who_may_approve(session, shop.id)]
+        ),
     )
 
 
@@ -286,6 +326,7 @@ def _proposal_panel(
         ],
         approval_reason=in_reader_words(view.verdict.approval_said) if view.verdict else None,
         may_decide=may_decide,
+        undecided=view.status in ProposalStatus.OPEN,
         not_approvable=(
             _not_approvable(shop, member, policy_version, proposal, approvals, now)
             if may_decide

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import cache
 from typing import Any
 
 from babel import Locale, UnknownLocaleError
-from babel.dates import format_datetime
+from babel.dates import format_date, format_datetime, format_timedelta
 from flask import Flask, request
 from flask_babel import Babel, get_locale, get_translations
 
@@ -109,6 +109,19 @@ def moment_text(moment: datetime, locale: str) -> str:
     return (
         format_datetime(aware, format="medium", tzinfo=UTC, locale=_babel_locale(locale)) + " UTC"
     )
+
+
+def duration_text(span: timedelta | None, locale: str) -> str:
+    """How long something took, as the locale says it roughly ("3 hours"); a dash for
+    nothing measured."""
+    if span is None:
+        return "—"
+    return format_timedelta(span, threshold=1.5, locale=_babel_locale(locale))
+
+
+def day_label(day: date, locale: str) -> str:
+    """A day on a chart's axis, short ("6 Dec")."""
+    return format_date(day, format="d MMM", locale=_babel_locale(locale))
 
 
 @cache

@@ -503,7 +503,7 @@ def _case_state(session: Session, conversation: Conversation, locale: str) -> di
     status = _customer_status(case, actions, in_review)
     status_words = _status_words(status, actions[-1].kind if actions else None)
     return {
-        "reference": f"C-{str(case.id)[:8].upper()}",
+        "reference": case.reference,
         "status": status,
         "status_text": for_customer(status_words, locale),
         "updates": [

@@ -40,6 +40,7 @@ from flask import (
     request,
     url_for,
 )
+from flask_babel import gettext as _
 
 from app.actors import Surface, staff, system_actor
 from app.clock import utcnow
@@ -49,7 +50,7 @@ from app.db import request_session
 from app.errors import SessionTokenRefused
 from app.history_audit.models import HistoryScan
 from app.history_audit.scan import start_scan
-from app.inbox.queue import case_queue
+from app.inbox.today import Today, today
 from app.settings import Settings
 from app.shopify.install import admit_staff_member, installed_shop, record_install
 from app.shops.models import Shop, StaffMember, StaffRole
@@ -58,6 +59,8 @@ from app.staff.tokens import TOKEN_PREFIX
 from app.web.admin_text import (
     catalogue,
     current_locale,
+    day_label,
+    duration_text,
     moment_text,
     money_text,
     policy_sentences,
@@ -66,6 +69,7 @@ from app.web.admin_text import (
     tone,
 )
 from app.web.auth import StaffIdentity, bearer_token
+from app.web.charts import Bar, Chart, bar_chart
 from app.web.dispatch import queue_scan
 from integrations.shopify.auth import AdminVerified, Refusal, ShopifyAuth
 from integrations.shopify.errors import HttpAnswer, ShopifyTokenError
@@ -230,12 +234,48 @@ def embedded_page(
 @bp.get("/")
 @embedded_page
 def home(shop: Shop, member: StaffMember) -> str:
-    """The case queue; a shop not set up yet lands on the setup page instead."""
-    steps = setup_steps(request_session(), shop)
+    """The shop's day (:func:`app.inbox.today.today`); a shop not set up yet lands on the
+    setup page instead."""
+    session = request_session()
+    steps = setup_steps(session, shop)
     if steps.remaining:
         return _setup_html(shop, member, steps)
-    queue = case_queue(request_session(), shop.id)
-    return render_template("admin/cases.html", shop=shop, member=member, queue=queue)
+    overview = today(session, shop.id, current_policy(session, shop.id), utcnow())
+    return render_template(
+        "admin/home.html",
+        shop=shop,
+        member=member,
+        today=overview,
+        charts=_day_charts(overview, current_locale()),
+        duration=lambda span: duration_text(span, current_locale()),
+    )
+
+
+def _day_charts(overview: Today, locale: str) -> list[Chart]:
+    """Cases resolved per day, and refunds confirmed per day in each currency refunded."""
+    days = overview.days
+    charts = [
+        bar_chart(
+            [Bar(day_label(day.day, locale), day.resolved, str(day.resolved)) for day in days],
+            title=_("Cases resolved per day"),
+        )
+    ]
+    for currency in sorted({currency for day in days for currency in day.refunded}):
+        charts.append(
+            bar_chart(
+                [
+                    Bar(
+                        day_label(day.day, locale),
+                        day.refunded.get(currency, 0),
+                        money_text(day.refunded.get(currency, 0), currency, locale),
+                    )
+                    for day in days
+                ],
+                title=_("Refunds the provider confirmed per day (%(currency)s)")
+                % {"currency": currency.upper()},
+            )
+        )
+    return charts
 
 
 @bp.get("/setup")

@@ -59,7 +59,7 @@ def test_the_case_queue_opens_inside_its_shops_admin_only(
     assert f'<meta name="shopify-api-key" content="{CLIENT_ID}">' in html
     assert '<script src="https://cdn.shopify.com/shopifycloud/app-bridge.js"></script>' in html
     # Everything the person needs is in the server's HTML, so a blocked CDN hides nothing.
-    assert "No cases yet." in html and "you are owner" in html
+    assert "Nothing waits for anyone." in html and "you are owner" in html
     assert page.headers["Cache-Control"] == "no-store"
 
 

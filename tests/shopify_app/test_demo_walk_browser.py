@@ -151,6 +151,11 @@ def test_an_approver_walks_the_linen_case_from_the_queue_to_stripes_refund(
     page.goto(f"{demo.admin}?user={APPROVER_USER_ID}")
     app = page.frame_locator("#app")
     expect(app.get_by_text("you are approver")).to_be_visible()
+    # The app opens on the shop's day: the case waits for an approval, with its money.
+    expect(app.locator('[data-figure="awaiting"] dd')).to_contain_text("1 · $48.00")
+    _screenshot(page, "today")
+
+    app.get_by_role("navigation", name="Caseward pages").get_by_role("link", name="Cases").click()
     expect(app.locator('s-badge[data-count="needs_approval"]')).to_have_text("1")
     row = app.locator("tr", has_text=SUBJECT)
     expect(row).to_contain_text("Needs approval")

@@ -37,6 +37,7 @@ from .idempotency import IdempotencyKeys
 from .oauth import TokenEndpoint, mint_session_token
 from .operations import OperationLog, ReceivedOperation
 from .schema import build
+from .standin import ADMIN_PATHS as STANDIN_ADMIN_PATHS
 from .standin import PREFIX as STANDIN_PREFIX
 from .standin import AdminStandIn
 from .state import (
@@ -168,7 +169,7 @@ class ShopifySandbox(SandboxBase):
         """Serve one request to the Admin API, logged as it arrives and with its answer
         (the stand-in admin's and a shop's storefront pages are not the API: unlogged)."""
         path = target.partition("?")[0]
-        if path.startswith(STANDIN_PREFIX):
+        if path.startswith((STANDIN_PREFIX, STANDIN_ADMIN_PATHS)):
             return self.standin.handle(method.upper(), target)
         domain = (headers.get("Host") or "").partition(":")[0].strip().lower()
         shop = self.store.shops.get(domain)

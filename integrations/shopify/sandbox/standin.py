@@ -6,9 +6,12 @@ from Shopify's CDN and which adds a fresh token to every ``fetch`` the app makes
 the admin nor the CDN is reachable here, so the sandbox serves both parts, signed with the
 app secret exactly as Shopify signs them:
 
-- ``GET /admin-standin/store/{name}/apps/{handle}?user=1001``: the admin page, framing the
-  app's ``/app`` with Shopify's query (``embedded``, ``shop``, ``host``, ``id_token``) and
-  answering the frame's requests for a fresh token;
+- ``GET /admin-standin/store/{name}/apps/{handle}[/{path}]?user=1001``, and the same at
+  the admin's own address (``/store/{name}/apps/{handle}/app/cases/{id}``, as links to a
+  case inside the admin are written): the admin page, framing the app's ``/{path}``
+  (``/app`` by default) with Shopify's query (``embedded``, ``shop``, ``host``,
+  ``id_token``) and answering the frame's requests for a fresh token. Without ``user``
+  (the real admin knows who is signed in) it asks which of the shop's staff you are;
 - ``GET /admin-standin/app-bridge.js``: what the app loads instead of App Bridge (point
   the app's App Bridge URL here): ``shopify.idToken()`` asks the admin page for a token,
   same-origin ``fetch`` calls carry it as ``Authorization: Bearer``, and on the app's
@@ -35,6 +38,8 @@ if TYPE_CHECKING:
     from .sandbox import ShopifySandbox
 
 PREFIX = "/admin-standin/"
+# The real admin's own paths to an app, served here too.
+ADMIN_PATHS = "/store/"
 _MESSAGE = "caseward-standin:id-token"
 
 _BRIDGE = """\
@@ -105,6 +110,15 @@ window.addEventListener("message", async (event) => {
 """
 
 
+_WHO = """\
+<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Shopify admin (sandbox) · %(shop)s</title></head>
+<body><main><h1>Who is signed in to %(shop)s?</h1><ul>%(links)s</ul></main></body>
+</html>
+"""
+
+
 class AdminStandIn:
     def __init__(self, sandbox: ShopifySandbox) -> None:
         self._sandbox = sandbox
@@ -114,27 +128,46 @@ class AdminStandIn:
     def handle(self, method: str, target: str) -> Response:
         parts = urlsplit(target)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-        path = parts.path.removeprefix(PREFIX)
+        path = parts.path.removeprefix(PREFIX).removeprefix("/")
         if method != "GET":
             return _text(405, "GET only")
         if path == "app-bridge.js":
             script = _BRIDGE % {"message": _MESSAGE}
             return Response(200, script.encode(), {"Content-Type": "text/javascript"})
         if path == "session-token":
-            token = self._token(query.get("shop", ""), query.get("user", ""))
-            if token is None:
-                return _text(403, "no such staff member of an installed shop")
-            return Response(
-                200,
-                json.dumps({"token": token}).encode(),
-                {"Content-Type": "application/json", "Cache-Control": "no-store"},
-            )
+            return self._session_token(query.get("shop", ""), query.get("user", ""))
         segments = path.split("/")
-        if len(segments) == 4 and segments[0] == "store" and segments[2] == "apps":
-            return self._page(segments[1], segments[3], query.get("user", ""))
+        if len(segments) >= 4 and segments[0] == "store" and segments[2] == "apps":
+            name, handle, inner = segments[1], segments[3], "/".join(segments[4:]) or "app"
+            if "user" not in query:
+                return self._who(name, parts.path)
+            return self._page(name, handle, query["user"], inner)
         return _text(404, "not found")
 
-    def _page(self, name: str, handle: str, user: str) -> Response:
+    def _session_token(self, shop: str, user: str) -> Response:
+        token = self._token(shop, user)
+        if token is None:
+            return _text(403, "no such staff member of an installed shop")
+        return Response(
+            200,
+            json.dumps({"token": token}).encode(),
+            {"Content-Type": "application/json", "Cache-Control": "no-store"},
+        )
+
+    def _who(self, name: str, path: str) -> Response:
+        """Which of the shop's staff opens the app: the real admin knows; here you say."""
+        with self._sandbox.store.lock:
+            shop = self._sandbox.store.shops.get(f"{name}.myshopify.com")
+            staff = sorted(shop.staff.values(), key=lambda s: s.user_id) if shop else []
+        links = "".join(
+            f'<li><a href="{html.escape(path)}?{urlencode({"user": person.user_id})}">'
+            f"{html.escape(person.first_name)} {html.escape(person.last_name)}</a></li>"
+            for person in staff
+        )
+        page = _WHO % {"shop": html.escape(name), "links": links}
+        return Response(200, page.encode(), {"Content-Type": "text/html; charset=utf-8"})
+
+    def _page(self, name: str, handle: str, user: str, inner: str = "app") -> Response:
         shop = f"{name}.myshopify.com"
         token = self._token(shop, user)
         if token is None or self.app_url is None:
@@ -145,7 +178,7 @@ class AdminStandIn:
             "shop": html.escape(shop),
             "user": html.escape(user),
             "handle": html.escape(handle),
-            "src": html.escape(f"{self.app_url.rstrip('/')}/app?{urlencode(query)}"),
+            "src": html.escape(f"{self.app_url.rstrip('/')}/{inner}?{urlencode(query)}"),
             "message": _MESSAGE,
             "token_url": json.dumps(
                 f"{PREFIX}session-token?{urlencode({'shop': shop, 'user': user})}"
