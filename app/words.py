@@ -179,6 +179,18 @@ WORDS: dict[str, dict[str, str]] = {
         "subscription_cancel": N_("subscription cancellation"),
         "subscription_change": N_("subscription change"),
     },
+    "surface": {
+        "shopify_admin": N_("the Shopify admin"),
+        "staff_api": N_("the staff API"),
+        "operator_page": N_("the operator page"),
+        "console": N_("the server's command line"),
+        "worker": N_("a background job"),
+        "sweeper": N_("the sweep"),
+        "provider": N_("the provider"),
+        "storefront": N_("the storefront chat"),
+        "helpdesk": N_("the helpdesk"),
+        "mcp": N_("an agent's MCP connection"),
+    },
     "filter": {
         "needs_approval": N_("Needs approval"),
         "unknown_outcome": N_("Unknown outcome"),

@@ -60,6 +60,7 @@ def record_install(
     installer_email: str | None,
     box: SecretBox,
     now: datetime,
+    installer_name: str | None = None,
 ) -> Shop:
     """Store the exchanged token; create or reinstall the shop as the sequence says."""
     shop = session.scalars(select(Shop).where(Shop.domain == domain)).one_or_none()
@@ -91,6 +92,7 @@ def record_install(
         installer,
         is_account_owner=installer_is_account_owner,
         email=installer_email,
+        name=installer_name,
         now=now,
     )
     return shop
@@ -174,16 +176,20 @@ def admit_staff_member(
     is_account_owner: bool,
     email: str | None,
     now: datetime,
+    name: str | None = None,
 ) -> StaffMember:
     """The person's membership, created on their first visit: the store's account owner
-    as owner, anyone else as viewer until an owner says otherwise (deny by default)."""
+    as owner, anyone else as viewer until an owner says otherwise (deny by default). Their
+    name and email are Shopify's, as its online token exchange reports them."""
     member = session.scalars(
         select(StaffMember).where(StaffMember.shop_id == shop.id, StaffMember.user_id == who.id)
     ).one_or_none()
     if member is not None:
         return member
     role = StaffRole.OWNER if is_account_owner else StaffRole.VIEWER
-    member = StaffMember(shop_id=shop.id, user_id=who.id, email=email, role=role, created_at=now)
+    member = StaffMember(
+        shop_id=shop.id, user_id=who.id, email=email, name=name, role=role, created_at=now
+    )
     session.add(member)
     session.flush()
     audit.record(

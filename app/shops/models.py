@@ -59,6 +59,8 @@ class StaffMember(Base):
     # The identity the staff token carries (Shopify's user id, ``sub``).
     user_id: Mapped[str] = mapped_column(String(255))
     email: Mapped[str | None] = mapped_column(String(320))
+    # As people know them: Shopify's first and last name, or a name given in Caseward.
+    name: Mapped[str | None] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(32))
     # Currency -> highest amount (minor units) this person may approve; absent means none.
     approval_limits: Mapped[dict[str, int]] = mapped_column(JSON, default=dict)

@@ -79,6 +79,7 @@ from app.web.admin_text import (
     reason_text,
     say,
 )
+from app.web.people import People, people_of
 from app.web.shopify_admin import admin_url, bp, embedded_page
 from app.words import N_, said
 
@@ -256,8 +257,9 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         )
         for proposal, approvals in file.proposals
     ]
+    people = people_of(session, shop.id, drafter=_drafter_name())
     actions = [
-        _action_panel(action, attempts, events, orders_by_payment.get(action.target))
+        _action_panel(action, attempts, events, orders_by_payment.get(action.target), people)
         for action, attempts in file.actions
     ]
     opened = next((event for event in events if event.kind == "case.opened"), None)
@@ -272,6 +274,8 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         "admin/case.html",
         shop=shop,
         member=member,
+        person=people.of,
+        persons=people.listed,
         file=file,
         opened=opened,
         conversation=conversation,
@@ -286,13 +290,19 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         gaps=case_gaps(file) + linking_gaps(linking),
         policy=policy,
         policy_words=policy_sentences(policy, current_locale()),
-        history=[_event_entry(event) for event in events],
+        history=[_event_entry(event, people) for event in events],
         deciders=(
             []
             if member.role in StaffRole.CAN_APPROVE
-            else [person.email or person.user_id for person in who_may_approve(session, shop.id)]
+            else [people.of(person.user_id) for person in who_may_approve(session, shop.id)]
         ),
     )
+
+
+def _drafter_name() -> str:
+    settings = current_app.config["CASEWARD_SETTINGS"]
+    _ = catalogue().gettext
+    return _("Claude (drafter)") if settings.anthropic_api_key else _("Caseward's rules (drafter)")
 
 
 def _proposal_panel(
@@ -455,8 +465,9 @@ def _action_panel(
     attempts: list[ActionAttempt],
     events: list[AuditEvent],
     order: Order | None,
+    people: People,
 ) -> ActionPanel:
-    entries = [_event_entry(event) for event in events if event.action_id == action.id]
+    entries = [_event_entry(event, people) for event in events if event.action_id == action.id]
     entries.extend(_attempt_entry(attempt) for attempt in attempts)
     return ActionPanel(
         action=action,
@@ -468,7 +479,7 @@ def _action_panel(
     )
 
 
-def _event_entry(event: AuditEvent) -> TimelineEntry:
+def _event_entry(event: AuditEvent, people: People) -> TimelineEntry:
     _ = catalogue().gettext
     data = event.data or {}
     details = []
@@ -493,7 +504,7 @@ def _event_entry(event: AuditEvent) -> TimelineEntry:
     return TimelineEntry(
         at=event.created_at,
         what=say("event", event.kind),
-        who=_who(event),
+        who=_who(event, people),
         details=details,
     )
 
@@ -525,13 +536,13 @@ def _attempt_entry(attempt: ActionAttempt) -> TimelineEntry:
     )
 
 
-def _who(event: AuditEvent) -> str:
+def _who(event: AuditEvent, people: People) -> str:
     if event.actor_surface:
         return catalogue().gettext("%(actor)s via %(surface)s") % {
-            "actor": event.actor,
-            "surface": event.actor_surface,
+            "actor": people.of(event.actor),
+            "surface": say("surface", event.actor_surface),
         }
-    return event.actor
+    return people.of(event.actor)
 
 
 def _identity_meaning(level: str) -> str:

@@ -135,6 +135,7 @@ def admit(auth: ShopifyAuth, verified: AdminVerified) -> tuple[Shop, StaffMember
                 installer=who,
                 installer_is_account_owner=user.account_owner,
                 installer_email=user.email or None,
+                installer_name=user.name,
                 box=box,
                 now=now,
             )
@@ -154,6 +155,7 @@ def admit(auth: ShopifyAuth, verified: AdminVerified) -> tuple[Shop, StaffMember
                 who,
                 is_account_owner=user.account_owner,
                 email=user.email or None,
+                name=user.name,
                 now=now,
             )
     except ShopifyTokenError as refused:

@@ -139,6 +139,11 @@ class ShopifyUser:
     email_verified: bool
     locale: str
 
+    @property
+    def name(self) -> str | None:
+        """First and last name, as the admin shows the person; None when Shopify gives none."""
+        return " ".join(part for part in (self.first_name, self.last_name) if part) or None
+
 
 class ShopifyAuth:
     """The app's credentials and the one HTTP client its token calls share.

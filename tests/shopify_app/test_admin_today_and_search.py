@@ -23,11 +23,12 @@ from admin_pages_support import (
     text_of,
 )
 from flask.testing import FlaskClient
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
 from app.actors import DRAFTER, Surface, system_actor
 from app.cases.models import Case, CaseStatus
+from app.cases.proposals import Approval
 from app.clock import utcnow
 from app.connections.models import Connection
 from app.conversations.models import Channel
@@ -285,3 +286,32 @@ def test_a_reply_kept_with_the_message_it_answers_reads_below_it(
     bodies = [message.body for message in messages_of(session, conversation)]
 
     assert bodies == [text for n in range(20) for text in (f"question {n}", f"answer {n}")]
+
+
+def test_people_are_named_not_numbered(client: FlaskClient, session: Session, shop: Shop) -> None:
+    owner = session.scalars(
+        select(StaffMember).where(StaffMember.shop_id == shop.id, StaffMember.user_id == OWNER)
+    ).one()
+    owner.name = "Ana Ruiz"
+    case = a_case(session, shop, "Torn apron", customer=a_customer(session, shop))
+    drafted = a_proposal(session, shop, case)
+    drafted.proposed_by = DRAFTER.ref
+    paid = a_proposal(session, shop, case)
+    session.add(
+        Approval(
+            shop_id=shop.id,
+            proposal_id=paid.id,
+            digest=paid.digest,
+            approver=OWNER,
+            expires_at=utcnow() + timedelta(hours=1),
+        )
+    )
+    session.commit()
+
+    page = text_of(open_page(client, shop, VIEWER, f"/app/cases/{case.id}"))
+
+    assert "Approved by Ana Ruiz on" in page and f"Approved by {OWNER} " not in page
+    assert "proposed by Caseward's rules (drafter)" in page
+    assert "Who can: Ana Ruiz, 1002." in page
+    # The case's history says who opened it, and where, in words.
+    assert "Ana Ruiz via the Shopify admin" in page and "via shopify_admin" not in page

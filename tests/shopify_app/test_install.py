@@ -119,6 +119,24 @@ def test_staff_other_than_the_account_owner_start_as_viewers(
     assert "you are viewer" in html
 
 
+def test_each_person_is_kept_with_the_name_shopify_knows_them_by(
+    client: FlaskClient, session: Session, shopify: ShopifySandbox, linen: SandboxShop
+) -> None:
+    shopify.add_staff(
+        linen.domain, user_id=CLERK + 1, first_name="Ana", last_name="Ruiz", email="ana@linen.test"
+    )
+    _open_app(client, shopify, linen.domain, OWNER)
+    _open_app(client, shopify, linen.domain, CLERK + 1)
+
+    shop = _shop(session, linen.domain)
+    people = dict(
+        session.execute(
+            select(StaffMember.user_id, StaffMember.name).where(StaffMember.shop_id == shop.id)
+        ).all()
+    )
+    assert people == {str(OWNER): f"Owner {OWNER}", str(CLERK + 1): "Ana Ruiz"}
+
+
 def test_uninstall_delivered_twice_then_reinstall_starts_clean_and_keeps_the_evidence(
     client: FlaskClient,
     session: Session,

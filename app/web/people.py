@@ -1,0 +1,57 @@
+"""Who did something, as people read it: a stored actor reference (``1002``,
+``system:drafter``, ``agent:…``) in a name.
+
+Staff by the name Shopify gave at their first visit, else their email, else their user id;
+the drafter as what drafts for this deployment (Claude, or Caseward's own rules); an agent
+by its credential's name; Caseward's own processes as Caseward.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.actors import DRAFTER, PROVIDER_REPORT, SWEEPER, WORKER
+from app.agents.models import AgentCredential
+from app.shops.models import StaffMember
+
+AGENT_PREFIX = "agent:"
+
+
+@dataclass(frozen=True)
+class People:
+    names: Mapping[str, str]
+
+    def of(self, ref: str | None) -> str:
+        """The name behind ``ref``; a reference nobody is known by, as stored."""
+        if not ref:
+            return ""
+        return self.names.get(ref, ref)
+
+    def listed(self, refs: Iterable[str]) -> str:
+        return ", ".join(self.of(ref) for ref in refs)
+
+
+def people_of(session: Session, shop_id: uuid.UUID, *, drafter: str) -> People:
+    """Everyone of the shop by their reference; ``drafter`` names the drafter."""
+    names = {
+        DRAFTER.ref: drafter,
+        WORKER.ref: "Caseward",
+        SWEEPER.ref: "Caseward",
+        PROVIDER_REPORT.ref: "Caseward",
+    }
+    for user_id, name, email in session.execute(
+        select(StaffMember.user_id, StaffMember.name, StaffMember.email).where(
+            StaffMember.shop_id == shop_id
+        )
+    ):
+        names[user_id] = name or email or user_id
+    for credential_id, name in session.execute(
+        select(AgentCredential.id, AgentCredential.name).where(AgentCredential.shop_id == shop_id)
+    ):
+        names[f"{AGENT_PREFIX}{credential_id}"] = name
+    return People(names)
