@@ -97,6 +97,8 @@ STAFF = (
     (APPROVER, StaffRole.APPROVER, APPROVER_LIMIT),
     (PROPOSER, StaffRole.PROPOSER, 0),
 )
+# As people know them, here and as Shopify staff of the store.
+NAMES = {OWNER: "Olivia Owner", APPROVER: "Sam Approver", PROPOSER: "Pat Proposer"}
 # The same people as Shopify staff of the store (the Shopify sandbox's demo seeds them).
 SHOPIFY_USER_IDS = {OWNER: OWNER_USER_ID, APPROVER: APPROVER_USER_ID, PROPOSER: PROPOSER_USER_ID}
 # The demo is seeded as if these people had used the staff API.
@@ -207,6 +209,7 @@ def _shop_and_staff(session: Session, *, shop_domain: str, now: datetime) -> Sho
                 shop_id=shop.id,
                 user_id=user_id,
                 email=f"{user_id}@{shop_domain}",
+                name=NAMES[user_id],
                 role=role,
                 approval_limits={"usd": limit} if limit else {},
             )
@@ -473,7 +476,7 @@ def give_shopify_staff_roles(session: Session, shop: Shop, *, now: datetime) -> 
     for user_id, role, limit in STAFF:
         shopify_id = str(SHOPIFY_USER_IDS[user_id])
         if staff_member(session, shop.id, shopify_id) is None:
-            add_member(
+            member = add_member(
                 session,
                 shop=shop,
                 actor=AS_OWNER,
@@ -483,6 +486,7 @@ def give_shopify_staff_roles(session: Session, shop: Shop, *, now: datetime) -> 
                 approval_limits={"usd": limit} if limit else {},
                 now=now,
             )
+            member.name = NAMES[user_id]
 
 
 @dataclass(frozen=True)

@@ -257,7 +257,9 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         )
         for proposal, approvals in file.proposals
     ]
-    people = people_of(session, shop.id, drafter=_drafter_name())
+    people = people_of(
+        session, shop.id, drafter=_drafter_name(), customer=catalogue().gettext("the customer")
+    )
     actions = [
         _action_panel(action, attempts, events, orders_by_payment.get(action.target), people)
         for action, attempts in file.actions

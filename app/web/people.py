@@ -2,7 +2,8 @@
 ``system:drafter``, ``agent:…``) in a name.
 
 Staff by the name Shopify gave at their first visit, else their email, else their user id;
-the drafter as what drafts for this deployment (Claude, or Caseward's own rules); an agent
+the drafter as what drafts for this deployment (Claude, or Caseward's own rules); a shopper
+as the case's customer; an agent
 by its credential's name; Caseward's own processes as Caseward.
 """
 
@@ -15,29 +16,35 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.actors import DRAFTER, PROVIDER_REPORT, SWEEPER, WORKER
+from app.actors import DRAFTER, PROVIDER_REPORT, SWEEPER, WORKER, ActorKind
 from app.agents.models import AgentCredential
 from app.shops.models import StaffMember
 
-AGENT_PREFIX = "agent:"
+AGENT_PREFIX = f"{ActorKind.AGENT}:"
+CUSTOMER_PREFIX = f"{ActorKind.CUSTOMER}:"
 
 
 @dataclass(frozen=True)
 class People:
     names: Mapping[str, str]
+    # What a shopper is called: the case's customer, whatever their reference.
+    customer: str
 
     def of(self, ref: str | None) -> str:
         """The name behind ``ref``; a reference nobody is known by, as stored."""
         if not ref:
             return ""
+        if ref.startswith(CUSTOMER_PREFIX):
+            return self.customer
         return self.names.get(ref, ref)
 
     def listed(self, refs: Iterable[str]) -> str:
         return ", ".join(self.of(ref) for ref in refs)
 
 
-def people_of(session: Session, shop_id: uuid.UUID, *, drafter: str) -> People:
-    """Everyone of the shop by their reference; ``drafter`` names the drafter."""
+def people_of(session: Session, shop_id: uuid.UUID, *, drafter: str, customer: str) -> People:
+    """Everyone of the shop by their reference; ``drafter`` names the drafter and
+    ``customer`` any shopper."""
     names = {
         DRAFTER.ref: drafter,
         WORKER.ref: "Caseward",
@@ -54,4 +61,4 @@ def people_of(session: Session, shop_id: uuid.UUID, *, drafter: str) -> People:
         select(AgentCredential.id, AgentCredential.name).where(AgentCredential.shop_id == shop_id)
     ):
         names[f"{AGENT_PREFIX}{credential_id}"] = name
-    return People(names)
+    return People(names, customer)

@@ -315,3 +315,4 @@ def test_people_are_named_not_numbered(client: FlaskClient, session: Session, sh
     assert "Who can: Ana Ruiz, 1002." in page
     # The case's history says who opened it, and where, in words.
     assert "Ana Ruiz via the Shopify admin" in page and "via shopify_admin" not in page
+    assert "The case was opened by Ana Ruiz on" in page and f"Case {case.reference}" in page

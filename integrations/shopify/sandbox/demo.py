@@ -34,11 +34,18 @@ def seed_demo_shop(sandbox: ShopifySandbox, *, payment_reference: str | None = N
         DEMO_SHOP, currency="USD", owner_user_id=OWNER_USER_ID, shop_name="Linen & Loom"
     )
     for user_id, first, last in (
+        (OWNER_USER_ID, "Olivia", "Owner"),
         (APPROVER_USER_ID, "Sam", "Approver"),
         (PROPOSER_USER_ID, "Pat", "Proposer"),
         (VIEWER_USER_ID, "Vic", "Viewer"),
     ):
-        sandbox.add_staff(shop.domain, user_id=user_id, first_name=first, last_name=last)
+        sandbox.add_staff(
+            shop.domain,
+            user_id=user_id,
+            first_name=first,
+            last_name=last,
+            account_owner=user_id == OWNER_USER_ID,
+        )
     customer = sandbox.seed_customer(
         shop.domain, email="maya@example.com", first_name="Maya", last_name="Lin"
     )
