@@ -18,9 +18,11 @@ function pageHeaders() {
   return headers;
 }
 
-// What a refused request says: the API's own sentence, else the page's word for it.
-async function refusal(response) {
+// What a refused request says: the API's own sentence, else the page's word for it; and
+// the field it names, if any, kept on ``output`` for the form to mark.
+async function refusal(response, output) {
   const answer = await response.json().catch(() => ({}));
+  output.dataset.field = (answer.error && answer.error.field) || "";
   return (
     (answer.error && answer.error.message) ||
     fill(document.body.dataset.refused, { status: response.status })
@@ -35,7 +37,7 @@ async function send(method, url, body, output) {
     body: JSON.stringify(body),
   });
   if (!response.ok) {
-    output.textContent = await refusal(response);
+    output.textContent = await refusal(response, output);
     return null;
   }
   return response.json().catch(() => ({}));

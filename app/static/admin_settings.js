@@ -41,18 +41,35 @@
     });
   }
 
-  for (const form of document.querySelectorAll("form.policy")) {
+  // The policy's form: amounts, days and percents as written; the server reads them and
+  // refuses the first it cannot, naming it: that field is marked and described.
+  for (const form of document.querySelectorAll("form.policy-form")) {
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const output = form.querySelector("output");
-      let rules;
-      try {
-        rules = JSON.parse(form.elements.rules.value);
-      } catch {
-        output.textContent = form.dataset.badJson;
+      for (const marked of form.querySelectorAll("[aria-invalid]")) {
+        marked.removeAttribute("aria-invalid");
+      }
+      const body = { enabled_kinds: [] };
+      for (const input of form.elements) {
+        if (!input.name) continue;
+        if (input.name === "enabled_kinds") {
+          if (input.checked) body.enabled_kinds.push(input.value);
+        } else if (input.type === "checkbox") {
+          body[input.name] = input.checked;
+        } else {
+          body[input.name] = input.value;
+        }
+      }
+      if (await send("PUT", form.dataset.url, body, output)) {
+        window.location.reload();
         return;
       }
-      if (await send("PUT", form.dataset.url, { rules }, output)) done(form);
+      const refused = form.elements[output.dataset.field];
+      if (refused && refused.setAttribute) {
+        refused.setAttribute("aria-invalid", "true");
+        refused.focus();
+      }
     });
   }
 

@@ -49,7 +49,7 @@ from app.audit_checkpoints import (
     load_checkpoint,
     newest_checkpoint_path,
 )
-from app.cases.models import CaseStatus, Order
+from app.cases.models import CaseStatus, Order, case_reference
 from app.cases.proposals import Approval, Proposal, ProposalStatus
 from app.cases.service import case_audit
 from app.clock import utcnow
@@ -79,7 +79,7 @@ from app.web.admin_text import (
     reason_text,
     say,
 )
-from app.web.people import People, people_of
+from app.web.people import People, people_for
 from app.web.shopify_admin import admin_url, bp, embedded_page
 from app.words import N_, said
 
@@ -257,9 +257,7 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
         )
         for proposal, approvals in file.proposals
     ]
-    people = people_of(
-        session, shop.id, drafter=_drafter_name(), customer=catalogue().gettext("the customer")
-    )
+    people = people_for(session, shop.id)
     actions = [
         _action_panel(action, attempts, events, orders_by_payment.get(action.target), people)
         for action, attempts in file.actions
@@ -299,12 +297,6 @@ def case(shop: Shop, member: StaffMember, case_id: uuid.UUID) -> str:
             else [people.of(person.user_id) for person in who_may_approve(session, shop.id)]
         ),
     )
-
-
-def _drafter_name() -> str:
-    settings = current_app.config["CASEWARD_SETTINGS"]
-    _ = catalogue().gettext
-    return _("Claude (drafter)") if settings.anthropic_api_key else _("Caseward's rules (drafter)")
 
 
 def _proposal_panel(
@@ -724,11 +716,13 @@ def audit_log(shop: Shop, member: StaffMember) -> str:
         query = query.where(AuditEvent.seq < before_seq)
     events = list(session.scalars(query.order_by(AuditEvent.seq.desc()).limit(PAGE_DEFAULT)))
     older = events[-1].seq if events and events[-1].seq > 1 else None
+    people = people_for(session, shop.id)
     return render_template(
         "admin/audit.html",
         shop=shop,
         member=member,
-        events=events,
+        events=[(event, _event_entry(event, people)) for event in events],
+        case_number=case_reference,
         older=older,
         standing=_chain_standing(shop),
     )

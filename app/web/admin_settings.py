@@ -17,21 +17,29 @@ the page's script, from the API's answer; the page itself never holds one.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from datetime import datetime
 
 from flask import g, render_template
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from app.agents.models import AgentTool
 from app.agents.service import list_agent_credentials
 from app.connections.setup import setup_steps
 from app.db import request_session
+from app.errors import Forbidden
 from app.helpdesk.connection import gorgias_connection
 from app.money import Money
 from app.shopify.models import ShopifyInstall
-from app.shops.models import Shop, StaffMember, StaffRole
-from app.shops.service import current_policy
+from app.shops.models import Shop, ShopPolicy, StaffMember, StaffRole
+from app.shops.policy_form import form_fields, policy_currency
+from app.shops.service import current_policy, policy_rules
 from app.staff.members import ROLES, list_members
 from app.web.admin_text import current_locale, policy_sentences
+from app.web.people import people_for
 from app.web.shopify_admin import bp, embedded_page
+from app.words import said
 from integrations.currency import THREE_DECIMAL, TWO_DECIMAL, ZERO_DECIMAL
 from integrations.provider import ActionKind
 from integrations.stripe._errors import REQUIRED_PERMISSIONS
@@ -54,8 +62,6 @@ def settings(shop: Shop, member: StaffMember) -> str:
     session = request_session()
     is_owner = member.role in StaffRole.OWNER_ONLY
     policy = current_policy(session, shop.id)
-    rules = policy.to_dict()
-    del rules["version"]  # the server numbers versions; an edit starts from the rules
     return render_template(
         "admin/settings.html",
         shop=shop,
@@ -74,7 +80,6 @@ def settings(shop: Shop, member: StaffMember) -> str:
         limits_text=limits_text,
         policy=policy,
         policy_words=policy_sentences(policy, current_locale()),
-        rules_json=json.dumps(rules, indent=2, sort_keys=True),
         currency_digits=CURRENCY_DIGITS,
     )
 
@@ -85,3 +90,65 @@ def limits_text(limits: dict[str, int]) -> str:
         f"{currency.upper()} {Money(amount, currency).decimal_string()}"
         for currency, amount in sorted(limits.items())
     )
+
+
+@bp.get("/policy")
+@embedded_page
+def policy_page(shop: Shop, member: StaffMember) -> str:
+    """The policy as a form an owner fills in, and every version with who made it and what
+    it changed; owners only (everyone reads the policy in words on the settings page)."""
+    if member.role not in StaffRole.OWNER_ONLY:
+        raise Forbidden(said("only an owner may change the shop's policy"), code="owner_only")
+    session = request_session()
+    policy = current_policy(session, shop.id)
+    currency = policy_currency(policy)
+    return render_template(
+        "admin/policy.html",
+        shop=shop,
+        member=member,
+        policy=policy,
+        fields=form_fields(policy, currency),
+        kinds=list(ActionKind),
+        versions=policy_versions(session, shop, current_locale()),
+    )
+
+
+@dataclass(frozen=True)
+class PolicyVersion:
+    """One saved version: who saved it and when, and what it changed, in the policy's own
+    sentences (those it added, those it took away)."""
+
+    version: int
+    who: str
+    at: datetime
+    added: list[str]
+    removed: list[str]
+
+
+def policy_versions(
+    session: Session, shop: Shop, locale: str, shown: int = 20
+) -> list[PolicyVersion]:
+    """The newest ``shown`` versions, each beside the one before it (the first beside the
+    defaults every shop starts with)."""
+    rows = list(
+        session.scalars(
+            select(ShopPolicy)
+            .where(ShopPolicy.shop_id == shop.id)
+            .order_by(ShopPolicy.version.desc())
+            .limit(shown + 1)
+        )
+    )
+    said_by = [policy_sentences(policy_rules(row), locale) for row in rows]
+    if len(rows) <= shown:
+        said_by.append(policy_sentences(policy_rules(None), locale))
+    people = people_for(session, shop.id)
+    return [
+        PolicyVersion(
+            version=row.version,
+            who=people.of(row.created_by),
+            at=row.created_at,
+            added=[line for line in said_by[n] if line not in said_by[n + 1]],
+            removed=[line for line in said_by[n + 1] if line not in said_by[n]],
+        )
+        for n, row in enumerate(rows[:shown])
+    ]

@@ -13,12 +13,14 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.actors import DRAFTER, PROVIDER_REPORT, SWEEPER, WORKER, ActorKind
 from app.agents.models import AgentCredential
 from app.shops.models import StaffMember
+from app.web.admin_text import catalogue
 
 AGENT_PREFIX = f"{ActorKind.AGENT}:"
 CUSTOMER_PREFIX = f"{ActorKind.CUSTOMER}:"
@@ -62,3 +64,13 @@ def people_of(session: Session, shop_id: uuid.UUID, *, drafter: str, customer: s
     ):
         names[f"{AGENT_PREFIX}{credential_id}"] = name
     return People(names, customer)
+
+
+def people_for(session: Session, shop_id: uuid.UUID) -> People:
+    """The shop's people as the request's reader names them."""
+    settings = current_app.config["CASEWARD_SETTINGS"]
+    _ = catalogue().gettext
+    drafter = (
+        _("Claude (drafter)") if settings.anthropic_api_key else _("Caseward's rules (drafter)")
+    )
+    return people_of(session, shop_id, drafter=drafter, customer=_("the customer"))

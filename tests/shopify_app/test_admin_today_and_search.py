@@ -316,3 +316,27 @@ def test_people_are_named_not_numbered(client: FlaskClient, session: Session, sh
     # The case's history says who opened it, and where, in words.
     assert "Ana Ruiz via the Shopify admin" in page and "via shopify_admin" not in page
     assert "The case was opened by Ana Ruiz on" in page and f"Case {case.reference}" in page
+
+
+def test_the_audit_log_reads_in_words_with_the_record_one_click_away(
+    client: FlaskClient, session: Session, shop: Shop
+) -> None:
+    owner = session.scalars(
+        select(StaffMember).where(StaffMember.shop_id == shop.id, StaffMember.user_id == OWNER)
+    ).one()
+    owner.name = "Ana Ruiz"
+    case = a_case(session, shop, "Torn apron")
+    session.commit()
+
+    page = text_of(open_page(client, shop, OWNER, "/app/audit"))
+
+    row = re.search(
+        r'<tr data-seq="\d+">((?:(?!</tr>).)*Case opened(?:(?!</tr>).)*)</tr>', page, re.S
+    )
+    assert row is not None, "the case's opening is in the log"
+    opened = row.group(1)
+    assert "Ana Ruiz via the Shopify admin" in opened
+    assert f">{case.reference}</a>" in opened
+    # The stored record, whole, behind a summary rather than across the page.
+    assert '<details class="raw"><summary>The record as kept</summary>' in opened
+    assert '"kind": "case.opened"' in opened

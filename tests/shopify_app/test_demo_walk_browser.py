@@ -290,6 +290,11 @@ def test_every_admin_page_reads_without_serious_accessibility_problems(
         pages.get_by_role("link", name=link, exact=True).click()
         expect(app.get_by_role("heading", name=heading, level=1)).to_be_visible()
         found[heading] = _axe(page)
+    if role == "owner":  # the policy's own page, an owner's only
+        pages.get_by_role("link", name="Settings", exact=True).click()
+        app.get_by_role("link", name="Change the policy, or read its versions").click()
+        expect(app.get_by_role("heading", name="Policy", level=1)).to_be_visible()
+        found["Policy"] = _axe(page)
     pages.get_by_role("link", name="Cases", exact=True).click()
     app.get_by_role("link", name=SUBJECT).click()
     expect(app.get_by_role("heading", name=SUBJECT, level=1)).to_be_visible()

@@ -1094,6 +1094,44 @@ PATHS: dict[str, dict[str, Any]] = {
             _object({"rules": _ref("PolicyRules")}, ("rules",), closed=True),
         )
     },
+    "/api/shop/policy/form": {
+        "put": _op(
+            "Save a new policy version from the settings page's form: amounts as written in "
+            "one currency, windows in days, percents; a blank amount or window turns its "
+            "rule off; each field that cannot be read is refused by its name",
+            _object({"policy": {"type": "object"}}, ("policy",)),
+            _object(
+                {
+                    "currency": _text(3, min_length=3, description="ISO 4217, such as usd"),
+                    "enabled_kinds": {"type": "array", "items": _enum(ActionKind)},
+                    **{
+                        name: _text(32, description="an amount, such as 48.00; blank: none")
+                        for name in (
+                            "auto_approve_ceiling",
+                            "two_person_threshold",
+                            "per_customer_cap",
+                            "per_shop_cap",
+                        )
+                    },
+                    **{
+                        name: _text(8, description="a whole number; blank: none")
+                        for name in (
+                            "per_customer_cap_days",
+                            "per_shop_cap_days",
+                            "duplicate_window_days",
+                            "refund_window_days",
+                            "max_percent_off",
+                            "store_credit_bonus_percent",
+                        )
+                    },
+                    "replacement_discount": {"type": "boolean"},
+                    "handover_owner": _text(MAX_OWNER_LENGTH),
+                },
+                ("currency", "enabled_kinds", "duplicate_window_days", "max_percent_off"),
+                closed=True,
+            ),
+        )
+    },
     "/api/shop/connections/gorgias": {
         "put": _op(
             "Connect the shop's Gorgias account (read once to test it); the integration "

@@ -65,6 +65,7 @@ from app.history_audit.report import (
 from app.history_audit.scan import DEFAULT_WINDOW_DAYS, newest_scans, start_scan
 from app.inbox.case_file import case_file
 from app.settings import Settings
+from app.shops.policy_form import FIELDS, rules_from_form
 from app.shops.service import current_policy, save_policy, set_kill_switch, set_writes_enabled
 from app.validation import (
     DIGEST_LENGTH,
@@ -341,6 +342,17 @@ def shop_kill_switch() -> Response:
 def shop_policy() -> Response:
     session = request_session()
     rules = json_object(json_body("rules").get("rules"), "rules")
+    policy = save_policy(session, shop=g.shop, actor=g.actor, rules=rules, now=utcnow())
+    session.commit()
+    return jsonify({"policy": policy.to_dict()})
+
+
+@bp.put("/shop/policy/form")
+@require_staff
+def shop_policy_form() -> Response:
+    session = request_session()
+    fields = json_body(*FIELDS)
+    rules = rules_from_form(fields, current_policy(session, g.shop.id))
     policy = save_policy(session, shop=g.shop, actor=g.actor, rules=rules, now=utcnow())
     session.commit()
     return jsonify({"policy": policy.to_dict()})
