@@ -18,6 +18,7 @@ from flask import Blueprint, Response, current_app, jsonify, render_template, re
 from sqlalchemy.orm import Session
 
 from app.actors import Surface, system_actor
+from app.cases.models import case_reference
 from app.clock import utcnow
 from app.connections.models import Connection
 from app.db import request_session
@@ -29,7 +30,9 @@ from app.helpdesk.sidebar import sidebar_link, sidebar_view, ticket_of_link
 from app.jobs.connection import RedisExtension
 from app.shops.models import Shop
 from app.validation import integer
+from app.web.admin_text import say
 from app.web.api.parsing import json_body
+from app.web.people import people_for
 from app.words import said
 
 bp = Blueprint("helpdesk", __name__, url_prefix="/helpdesk")
@@ -99,7 +102,15 @@ def sidebar_page(token: str) -> Response:
         ticket_id=ticket_id,
         admin_origin=current_app.config["CASEWARD_SETTINGS"].shopify_admin_origin,
     )
-    return Response(render_template("helpdesk/sidebar.html", view=view), mimetype="text/html")
+    people = people_for(session, shop.id)
+    page = render_template(
+        "helpdesk/sidebar.html",
+        view=view,
+        say=say,
+        person=people.of,
+        case_number=lambda case_id: case_reference(uuid.UUID(case_id)),
+    )
+    return Response(page, mimetype="text/html")
 
 
 def _verified(session: Session, connection_id: uuid.UUID) -> Connection:

@@ -49,7 +49,9 @@ from app.staff.sessions import (
     read_session,
 )
 from app.staff.tokens import TokenRefused, authenticate_token, live_token
+from app.web.admin_text import say
 from app.web.dispatch import commit_and_enqueue
+from app.web.people import people_for
 from app.web.security import (
     count_refused_token,
     is_local_request,
@@ -106,7 +108,10 @@ def cases() -> Response:
     shop = _signed_in()
     return make_response(
         render_template(
-            "operator/cases.html", shop=shop, cases=list_cases(request_session(), shop.id)
+            "operator/cases.html",
+            shop=shop,
+            cases=list_cases(request_session(), shop.id),
+            say=say,
         )
     )
 
@@ -121,6 +126,8 @@ def case(case_id: uuid.UUID) -> Response:
             shop=shop,
             file=case_file(session, shop.id, case_id),
             events=case_audit(session, shop.id, case_id),
+            say=say,
+            person=people_for(session, shop.id).of,
         )
     )
 

@@ -8,6 +8,7 @@ so above the case's status; the proposal the drafter made of it is there, blocke
 
 from __future__ import annotations
 
+import html
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -128,3 +129,17 @@ def test_a_plain_ticket_is_not_flagged(client: FlaskClient, connected: GorgiasCo
         None,
     )
     assert "tries to instruct the assistant" not in page and "Case status:" in page
+
+
+def test_the_sidebar_page_speaks_the_admins_words_and_shows_the_case_number(
+    client: FlaskClient, connected: GorgiasConnected
+) -> None:
+    view = sidebar(client, connected, INSTRUCTED)
+    page = sidebar_page(client, connected, INSTRUCTED)
+
+    number = "C-" + view["case"]["id"].replace("-", "")[:8].upper()
+    assert f"Case {number}" in page
+    # The blocked proposal and the case in words, as the admin says them, never as codes.
+    page = html.unescape(page)
+    assert "· blocked ·" in page and "proposed by Caseward's rules (drafter)" in page
+    assert "proposed by system:drafter" not in page

@@ -3,6 +3,7 @@ and see the provider's word."""
 
 from __future__ import annotations
 
+import html
 import re
 
 from flask import Flask
@@ -15,6 +16,7 @@ from werkzeug.test import TestResponse
 from app.demo import APPROVER, SHOP_DOMAIN, LinenShop
 from app.execution.models import Action
 from app.shops.models import Shop, StaffMember, StaffRole
+from app.words import WORDS
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 
@@ -80,8 +82,10 @@ def test_the_approve_button_posts_a_form_and_the_page_shows_what_stripe_reported
 
     page = client.get(case_page).get_data(as_text=True)
     assert "Approve $48.00" in page
+    # Every check by what it asks, in the admin's words, never its code.
     for check in ("writes_enabled", "refundable_remaining", "not_duplicate", "line_items"):
-        assert check in page
+        assert f"<td>{html.escape(WORDS['check'][check])}</td>" in page
+        assert f"<td>{check}</td>" not in page
     assert "2 \u00d7 Linen apron, natural" in page
 
     pressed = _press(client, case_page, "Approve $48.00")
