@@ -112,12 +112,14 @@ def cases(shop: Shop, member: StaffMember) -> str:
         if selected
         else None
     )
-    queue = case_queue(request_session(), shop.id, queue_filter, case_search(request.args))
+    session = request_session()
+    queue = case_queue(session, shop.id, queue_filter, case_search(request.args))
     return render_template(
         "admin/cases.html",
         shop=shop,
         member=member,
         queue=queue,
+        person=people_for(session, shop.id).of,
         statuses=list(CaseStatus),
         page_link=_page_link,
     )

@@ -71,6 +71,7 @@ from app.web.admin_text import (
 from app.web.auth import StaffIdentity, bearer_token
 from app.web.charts import Bar, Chart, bar_chart
 from app.web.dispatch import queue_scan
+from app.web.people import people_for
 from integrations.shopify.auth import AdminVerified, Refusal, ShopifyAuth
 from integrations.shopify.errors import HttpAnswer, ShopifyTokenError
 from integrations.stripe.adapter import REQUIRED_PERMISSIONS
@@ -249,6 +250,7 @@ def home(shop: Shop, member: StaffMember) -> str:
         member=member,
         today=overview,
         charts=_day_charts(overview, current_locale()),
+        person=people_for(session, shop.id).of,
         duration=lambda span: duration_text(span, current_locale()),
     )
 

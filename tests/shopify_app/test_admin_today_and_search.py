@@ -81,7 +81,10 @@ def test_the_day_says_what_waits_for_someone_with_its_money_and_how_the_week_wen
     waiting = a_case(session, shop, "Torn apron", customer=maya)
     a_proposal(session, shop, waiting, amount=4800)
     handed = a_case(session, shop, "Wrong size", status=CaseStatus.NEEDS_ATTENTION)
-    handed.owner = "jo@linen.example"
+    handed.owner = APPROVER  # handed to a member of staff: named, not numbered
+    session.scalars(
+        select(StaffMember).where(StaffMember.shop_id == shop.id, StaffMember.user_id == APPROVER)
+    ).one().name = "Jo Lee"
     unclear = a_case(session, shop, "Refund sent, no answer yet", status=CaseStatus.EXECUTING)
     an_action(session, shop, unclear, a_proposal(session, shop, unclear, amount=2000), "unknown")
     failed = a_case(session, shop, "Refund failed", status=CaseStatus.NEEDS_ATTENTION)
@@ -104,6 +107,7 @@ def test_the_day_says_what_waits_for_someone_with_its_money_and_how_the_week_wen
     assert _figure(page, "resolved") == "1"
     # Each list names the case by the number its customer sees, and links it.
     assert waiting.reference in page and "Torn apron" in page and "jo@linen.example" in page
+    assert "<td>Jo Lee</td>" in page and f"<td>{APPROVER}</td>" not in page
     # The week drawn: the refund Stripe confirmed today, as an image whose label reads it.
     assert re.search(
         r'role="img" aria-label="Refunds the provider confirmed per day \(USD\)\.[^"]*\$30\.00',
