@@ -1,7 +1,8 @@
 """The embedded admin in a real browser, framed by the Shopify sandbox's stand-in admin
 with its App Bridge stand-in: an owner tests a Stripe key, saves it, turns writes on and
 issues an agent's credential, each call carrying a fresh session token; and the page
-still reads when Shopify's CDN cannot be reached."""
+still reads when Shopify's CDN cannot be reached. The setup page, as the owner and as a
+viewer see it, has no serious or critical accessibility violation (axe-core)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
+from admin_browser_support import axe_violations, serious
 from sandbox_settings import with_sandbox
 from shopify_app_support import APP_SECRET, CLIENT_ID
 from shopify_support import serving_sandbox
@@ -74,7 +76,8 @@ def page() -> Iterator[object]:
             executable_path=CHROMIUM,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
-        yield browser.new_page()
+        # The admin's CSP lets in only its own scripts; axe-core is let in for the check.
+        yield browser.new_context(bypass_csp=True).new_page()
         browser.close()
 
 
@@ -99,6 +102,7 @@ def test_an_owner_sets_the_shop_up_from_inside_the_admin(
     page.goto(_admin(shopify, OWNER))
     app = page.frame_locator("#app")
     expect(app.get_by_role("heading", name="Set up Caseward")).to_be_visible()
+    assert serious(axe_violations(page), "owner, setup") == []
     app.get_by_label("Restricted key").fill(restricted)
     app.get_by_role("button", name="Test key").click()
     expect(app.locator("#stripe-key output")).to_have_text(
@@ -153,6 +157,7 @@ def test_a_viewer_sees_where_the_shop_stands_and_no_forms(
     expect(app.get_by_text("you are viewer")).to_be_visible()
     expect(app.get_by_text("An owner of this shop connects Stripe.")).to_be_visible()
     expect(app.locator("form")).to_have_count(0)
+    assert serious(axe_violations(page), "viewer, setup") == []
 
 
 @pytest.mark.parametrize("bridge", ["https://cdn.shopify.com/shopifycloud/app-bridge.js"])

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import stripe
+from admin_browser_support import axe_violations, serious
 from flask import Flask
 from money_path_harness import WorkerProcess, wait_for
 from sandbox_settings import with_sandbox
@@ -231,15 +232,6 @@ def test_a_staff_member_without_a_role_reads_the_case_but_cannot_approve_it(
     assert session.scalars(select(Action)).all() == []
 
 
-AXE = Path(__file__).resolve().parents[2] / "widget" / "node_modules" / "axe-core" / "axe.min.js"
-RUN_AXE = """async (source) => {
-    if (typeof axe === "undefined") (0, eval)(source);
-    const only = { type: "tag", values: ["wcag2a", "wcag2aa"] };
-    const results = await axe.run(document, { runOnly: only });
-    return results.violations.map(v => ({
-        id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(" ")),
-    }));
-}"""
 # Every page of the admin, by the link that opens it, and the heading it opens on.
 ADMIN_PAGES = (
     ("Today", "Today"),
@@ -280,8 +272,6 @@ def test_every_admin_page_reads_without_serious_accessibility_problems(
     page = checked_page
     assert isinstance(page, Page)
     expect.set_options(timeout=30_000)
-    if not AXE.is_file():
-        pytest.fail("axe-core is not installed (widget/node_modules): run `npm ci --prefix widget`")
     page.goto(f"{demo.admin}?user={user}")
     app = page.frame_locator("#app")
     expect(app.get_by_text(f"you are {role}")).to_be_visible()
@@ -290,43 +280,17 @@ def test_every_admin_page_reads_without_serious_accessibility_problems(
     for link, heading in ADMIN_PAGES:
         pages.get_by_role("link", name=link, exact=True).click()
         expect(app.get_by_role("heading", name=heading, level=1)).to_be_visible()
-        found[heading] = _axe(page)
+        found[heading] = axe_violations(page)
     if role == "owner":  # the policy's own page, an owner's only
         pages.get_by_role("link", name="Settings", exact=True).click()
         app.get_by_role("link", name="Change the policy, or read its versions").click()
         expect(app.get_by_role("heading", name="Policy", level=1)).to_be_visible()
-        found["Policy"] = _axe(page)
+        found["Policy"] = axe_violations(page)
     pages.get_by_role("link", name="Cases", exact=True).click()
     app.get_by_role("link", name=SUBJECT).click()
     expect(app.get_by_role("heading", name=SUBJECT, level=1)).to_be_visible()
-    found["the case"] = _axe(page)
+    found["the case"] = axe_violations(page)
 
-    for where, violations in found.items():
-        for violation in violations:
-            print(f"axe, {role}, {where}: {violation}")
-    serious = {
-        where: [v for v in violations if v["impact"] in ("serious", "critical")]
-        for where, violations in found.items()
-    }
-    assert serious == {where: [] for where in found}
-
-
-def _axe(page: object) -> list[dict[str, object]]:
-    """axe-core's violations on the app's frame as it stands, once it has loaded: loaded
-    and run in one evaluation, so a late reload of the frame (App Bridge's token dance)
-    cannot leave the page without it."""
-    from playwright.sync_api import Error, Page  # noqa: PLC0415
-
-    assert isinstance(page, Page)
-    for attempt in range(3):
-        frame = page.frame(name="app-iframe")
-        assert frame is not None
-        frame.wait_for_load_state("load")
-        try:
-            violations: list[dict[str, object]] = frame.evaluate(RUN_AXE, AXE.read_text())
-        except Error:
-            if attempt == 2:
-                raise
-            continue  # the frame navigated meanwhile: read the page it landed on
-        return violations
-    raise AssertionError("unreachable")
+    assert {
+        where: serious(violations, f"{role}, {where}") for where, violations in found.items()
+    } == {where: [] for where in found}
