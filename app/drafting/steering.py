@@ -65,7 +65,8 @@ _DROP = _any(
     r"schakel\w* uit",
 )  # fmt: skip
 _AUTHORITY = _any(
-    "owner", "manager", r"admin(?:istrator)?", "supervisor", "merchant", "shopify", "ceo",
+    r"owners?", r"manag(?:ers?|ement)", r"admin(?:istrators?|s)?", r"supervis(?:ors?|ion)",
+    r"merchants?", "shopify", r"ceos?",
     "boss", "head office", "headquarters", "security team", "propriétaire", "gérant", "patron",
     "directeur", "inhaber", "inhaberin",
     "chef", "chefin", "geschäftsführer", "besitzer", "eigentümer", "dueño", "propietario",

@@ -244,14 +244,15 @@ def home(shop: Shop, member: StaffMember) -> str:
     if steps.remaining:
         return _setup_html(shop, member, steps)
     overview = today(session, shop.id, current_policy(session, shop.id), utcnow())
+    locale = current_locale()
     return render_template(
         "admin/home.html",
         shop=shop,
         member=member,
         today=overview,
-        charts=_day_charts(overview, current_locale()),
+        charts=_day_charts(overview, locale),
         person=people_for(session, shop.id).of,
-        duration=lambda span: duration_text(span, current_locale()),
+        duration=lambda span: duration_text(span, locale),
     )
 
 

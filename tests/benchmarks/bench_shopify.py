@@ -60,7 +60,7 @@ from app.actors import WORKER, Actor, Surface, staff
 from app.approvals.drafts import parse_draft
 from app.approvals.service import create_proposal
 from app.cases.digest import digest_of
-from app.cases.models import Case, CaseStatus, Customer, Order
+from app.cases.models import Case, CaseStatus, Customer, Order, case_reference
 from app.cases.proposals import Approval, Proposal, ProposalStatus
 from app.cases.service import open_case
 from app.clock import utcnow
@@ -269,11 +269,6 @@ def set_up_for_the_day(bench: ShopifyBench) -> None:
             )
         )
         session.commit()
-
-
-def _number(case_id: uuid.UUID) -> str:
-    """The case's number as staff type it into the search."""
-    return "C-" + case_id.hex[:8].upper()
 
 
 # ------------------------------------------------------------------ 1,000 cases
@@ -689,7 +684,10 @@ def shopify_figures(settings: Settings, *, calls: int, cases: int, requests: int
             ("case GET /app/cases/<id>", case_pages),
             ("queue GET /app/cases", ["/app/cases"] * requests),
             ("today GET /app", ["/app"] * requests),
-            ("search: a case number", [f"/app/cases?q={_number(seeded[n])}" for n in picked]),
+            (
+                "search: a case number",
+                [f"/app/cases?q={case_reference(seeded[n])}" for n in picked],
+            ),
             ("search: an order number", [f"/app/cases?q=%23{10_000 + 2 * n}" for n in picked]),
             ("search: a customer", [f"/app/cases?q=customer{n}%40example" for n in picked]),
             ("search: status, page 5", ["/app/cases?status=resolved&page=5"] * requests),
