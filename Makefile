@@ -47,8 +47,12 @@ $(STAMP): pyproject.toml widget/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	# axe-core, which the storefront chat's browser test runs in the page.
-	npm ci --prefix widget --no-audit --no-fund --silent
+	# axe-core, which the browser tests run in the page, and Polaris, whose React package
+	# lists React as a peer it does not need here (so no peers, as the lock was made).
+	npm ci --prefix widget --legacy-peer-deps --no-audit --no-fund --silent
+	# Polaris React apps ship this stylesheet in their bundle; the app serves it from its own
+	# origin, so the admin has Polaris' tokens and styles in production and offline alike.
+	cp widget/node_modules/@shopify/polaris/build/esm/styles.css app/static/polaris.css
 	touch $(STAMP)
 
 # The message catalogues under app/translations, after a page or a said() changed: extract,

@@ -26,7 +26,7 @@ from app.crypto import SecretBox, secret_box
 from app.errors import Forbidden
 from app.jobs.context import worker_context
 from app.settings import Settings
-from app.shopify.install import usable_token
+from app.shopify.install import shop_currency, usable_token
 from app.shops.models import Shop
 from app.words import said
 from integrations.merchant_endpoint.adapter import TARGETS as MERCHANT_TARGETS
@@ -112,7 +112,12 @@ class ShopifyTokens:
         auth = self._shared_auth()
         try:
             token = usable_token(
-                session, shop, box=self._box, refresh=auth.refresh_if_needed, now=utcnow()
+                session,
+                shop,
+                box=self._box,
+                refresh=auth.refresh_if_needed,
+                currency_of=lambda fresh: shop_currency(shop.domain, fresh, auth.http_client),
+                now=utcnow(),
             )
         except LookupError as exc:  # no install row: the token was never stored
             raise Forbidden(

@@ -157,28 +157,62 @@ def cap_spending(
     per-customer cap, when there is a customer; the shop's for the per-shop cap."""
     caps: list[tuple[str, CapRule, ColumnElement[bool]]] = []
     if policy.per_customer_cap is not None and customer:
-        # The guard's customer_of: the customer an action names, else a credit's or a
-        # discount's target, which is the customer itself.
-        customer_of = func.coalesce(
-            Action.customer_ref,
-            case((Action.kind.in_(sorted(CUSTOMER_TARGET_KINDS)), Action.target)),
-        )
-        caps.append(("customer", policy.per_customer_cap, customer_of == customer))
+        caps.append(("customer", policy.per_customer_cap, _customer_of == customer))
     if policy.per_shop_cap is not None:
         caps.append(("shop", policy.per_shop_cap, true()))
     if not caps:
         return CapSpending()
     sums = []
     for _name, cap, whose in caps:
-        counted = and_(whose, Action.currency == cap.limit.currency)
-        moved = and_(
-            counted,
-            Action.status.in_(ActionStatus.PROVIDER_OPEN),
-            Action.created_at >= now - min(cap.period, HISTORY_HORIZON),
-        )
-        on_its_way = and_(counted, Action.status.in_(ActionStatus.IN_FLIGHT))
+        moved, on_its_way = _counted_against(cap, whose, now)
         sums += [_sum_where(moved), _sum_where(on_its_way)]
-    query = select(*sums).where(
+    query = select(*sums).where(*_money_actions_around(shop_id, policy, now))
+    if own_action_id is not None:
+        query = query.where(Action.id != own_action_id)
+    totals = session.execute(query).one()
+    spent = {
+        name: CapSpend(done=int(totals[2 * i]), in_flight=int(totals[2 * i + 1]))
+        for i, (name, _cap, _whose) in enumerate(caps)
+    }
+    return CapSpending(customer=spent.get("customer"), shop=spent.get("shop"))
+
+
+def customers_by_cap_spending(
+    session: Session, shop_id: uuid.UUID, *, policy: PolicyRules, now: datetime, first: int
+) -> list[tuple[str, int]]:
+    """The ``first`` customers who spent most against the per-customer cap, each with what
+    counts against it as the guard counts it (moved in the cap's window, and on its way),
+    most first; nothing when the policy sets no per-customer cap."""
+    cap = policy.per_customer_cap
+    if cap is None:
+        return []
+    moved, on_its_way = _counted_against(cap, _customer_of.is_not(None), now)
+    spent = _sum_where(moved) + _sum_where(on_its_way)
+    query = (
+        select(_customer_of, spent)
+        .where(*_money_actions_around(shop_id, policy, now))
+        .group_by(_customer_of)
+        .having(spent > 0)
+        .order_by(spent.desc(), _customer_of)
+        .limit(first)
+    )
+    return [(str(customer), int(total)) for customer, total in session.execute(query)]
+
+
+# The guard's customer_of: the customer an action names, else a credit's or a discount's
+# target, which is the customer itself.
+_customer_of = func.coalesce(
+    Action.customer_ref,
+    case((Action.kind.in_(sorted(CUSTOMER_TARGET_KINDS)), Action.target)),
+)
+
+
+def _money_actions_around(
+    shop_id: uuid.UUID, policy: PolicyRules, now: datetime
+) -> tuple[ColumnElement[bool], ...]:
+    """The shop's money actions any cap may count: on their way, or reported within the
+    longest window the policy looks back."""
+    return (
         Action.shop_id == shop_id,
         Action.kind.in_(sorted(MONEY_KINDS)),
         Action.amount.is_not(None),
@@ -190,14 +224,20 @@ def cap_spending(
             ),
         ),
     )
-    if own_action_id is not None:
-        query = query.where(Action.id != own_action_id)
-    totals = session.execute(query).one()
-    spent = {
-        name: CapSpend(done=int(totals[2 * i]), in_flight=int(totals[2 * i + 1]))
-        for i, (name, _cap, _whose) in enumerate(caps)
-    }
-    return CapSpending(customer=spent.get("customer"), shop=spent.get("shop"))
+
+
+def _counted_against(
+    cap: CapRule, whose: ColumnElement[bool], now: datetime
+) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
+    """Which of ``whose`` actions count against ``cap``: those the provider reported
+    within its window, and those on their way (a cap is never exceeded by racing)."""
+    counted = and_(whose, Action.currency == cap.limit.currency)
+    moved = and_(
+        counted,
+        Action.status.in_(ActionStatus.PROVIDER_OPEN),
+        Action.created_at >= now - min(cap.period, HISTORY_HORIZON),
+    )
+    return moved, and_(counted, Action.status.in_(ActionStatus.IN_FLIGHT))
 
 
 def _sum_where(condition: ColumnElement[bool]) -> ColumnElement[int]:

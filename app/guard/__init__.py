@@ -10,12 +10,13 @@ hands over only the actions on the same target or money.
 """
 
 from app.guard._common import ALLOWED_PARAMS
-from app.guard._context import CUSTOMER_TARGET_KINDS, MONEY_KINDS, describe_period, moved_money
+from app.guard._context import CUSTOMER_TARGET_KINDS, describe_period, moved_money
 from app.guard.checks import evaluate
 from app.guard.identity import IdentityLevel
 from app.guard.policy import (
     DEFAULT_DUPLICATE_WINDOW,
     DEFAULT_MAX_PERCENT_OFF,
+    MONEY_KINDS,
     CapRule,
     PolicyError,
     PolicyRules,

@@ -6,13 +6,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from app.guard._context import (
-    MONEY_KINDS,
     Context,
     customer_of,
     describe_period,
     moved_money,
 )
-from app.guard.policy import CapRule, ShopSwitches
+from app.guard.policy import MONEY_KINDS, CapRule, ShopSwitches
 from app.guard.proposal import CapSpend, ClaimCoverage
 from app.guard.verdict import CheckName, CheckResult
 from app.money import Money
@@ -587,6 +586,53 @@ def cap_checks(ctx: Context, customer: str | None) -> list[CheckResult]:
             customer,
         ),
         _cap(ctx, CheckName.SHOP_CAP, said("per-shop cap"), ctx.policy.per_shop_cap, None),
+    ]
+
+
+def kind_ceiling_checks(ctx: Context) -> list[CheckResult]:
+    """The most one action of its kind may move, when the policy sets it for the kind in
+    the action's currency; otherwise no check runs (a ceiling is a limit the shop chose,
+    not a rule every action needs). A discount is held to it by its amount off only: a
+    percent discount is held by ``max_percent_off`` (``discount_terms``) instead."""
+    proposal = ctx.proposal
+    amount = proposal.amount
+    if proposal.kind not in MONEY_KINDS or amount is None or amount.amount <= 0:
+        return []  # the amount check fails it already
+    if proposal.kind is ActionKind.DISCOUNT and proposal.params.get("percent_off") is not None:
+        return []
+    ceiling = ctx.policy.kind_ceilings.get(proposal.kind, {}).get(amount.currency)
+    if ceiling is None:
+        return []
+    facts = {"amount": amount.amount, "ceiling": ceiling, "currency": amount.currency}
+    values: dict[str, Value] = {
+        "kind": ctx.noun,
+        "amount": amount,
+        "ceiling": Money(ceiling, amount.currency),
+    }
+    if amount.amount > ceiling:
+        return [
+            CheckResult(
+                CheckName.WITHIN_KIND_CEILING,
+                False,
+                said(
+                    "This %(kind)s of %(amount)s is above the shop's ceiling of %(ceiling)s "
+                    "for one %(kind)s.",
+                    **values,
+                ),
+                facts,
+            )
+        ]
+    return [
+        CheckResult(
+            CheckName.WITHIN_KIND_CEILING,
+            True,
+            said(
+                "This %(kind)s of %(amount)s is within the shop's ceiling of %(ceiling)s for "
+                "one %(kind)s.",
+                **values,
+            ),
+            facts,
+        )
     ]
 
 

@@ -15,7 +15,6 @@ from app.guard.proposal import CapSpending, InFlightAction, PastAction, Proposed
 from app.words import Code, Sentence, said, said_n
 from integrations.provider import ActionKind, OrderFacts, ProviderStatus
 
-MONEY_KINDS = frozenset({ActionKind.REFUND, ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT})
 # Credits and discounts target the customer itself.
 CUSTOMER_TARGET_KINDS = frozenset({ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT})
 

@@ -6,12 +6,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TypeVar
 
-from app.guard._common import cap_checks, shop_checks
-from app.guard._context import MONEY_KINDS, Context
+from app.guard._common import cap_checks, kind_ceiling_checks, shop_checks
+from app.guard._context import Context
 from app.guard._customer import credit_checks, discount_checks
 from app.guard._refund import refund_checks
 from app.guard._subscription import cancel_checks, change_checks
-from app.guard.policy import PolicyRules, ShopSwitches
+from app.guard.policy import MONEY_KINDS, PolicyRules, ShopSwitches
 from app.guard.proposal import CapSpending, InFlightAction, PastAction, ProposedAction
 from app.guard.verdict import CheckResult, Outcome, Verdict
 from app.money import Money
@@ -82,6 +82,7 @@ def evaluate(
         case ActionKind.SUBSCRIPTION_CHANGE:
             results += change_checks(ctx, _expect(facts, SubscriptionFacts, proposal.kind))
     results += cap_checks(ctx, customer)
+    results += kind_ceiling_checks(ctx)
     return _decide(ctx, tuple(results))
 
 

@@ -37,6 +37,9 @@ MAX_AMOUNT = 2**31 - 1
 MAX_REASONS = 100
 MAX_REASON_LENGTH = 255
 
+# The kinds that move money: the only ones with an amount, counted by caps and ceilings.
+MONEY_KINDS = frozenset({ActionKind.REFUND, ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT})
+
 E = TypeVar("E", bound=StrEnum)
 
 
@@ -80,15 +83,18 @@ class PolicyRules:
 
     ``auto_approve_ceiling`` and ``two_person_threshold`` map a currency to minor
     units; a currency absent from the ceiling is never auto-approved, and one
-    absent from the threshold never needs two people. ``refund_window_days``
-    counts from delivery, else fulfilment. ``min_identity`` may not go below
-    medium; kinds it leaves out need medium.
+    absent from the threshold never needs two people. ``kind_ceilings`` maps a
+    money kind to a currency to the most one action of that kind may move; a kind or a
+    currency it leaves out has no ceiling. ``refund_window_days`` counts from delivery,
+    else fulfilment. ``min_identity`` may not go below medium; kinds it leaves out need
+    medium.
     """
 
     version: int = 1
     enabled_kinds: frozenset[ActionKind] = frozenset(ActionKind)
     auto_approve_ceiling: Mapping[str, int] = field(default_factory=dict, hash=False)
     two_person_threshold: Mapping[str, int] = field(default_factory=dict, hash=False)
+    kind_ceilings: Mapping[ActionKind, Mapping[str, int]] = field(default_factory=dict, hash=False)
     duplicate_window: timedelta = DEFAULT_DUPLICATE_WINDOW
     refund_window_days: int | None = None
     per_customer_cap: CapRule | None = None
@@ -125,6 +131,7 @@ class PolicyRules:
             "two_person_threshold",
             _currency_map(self.two_person_threshold, "two_person_threshold"),
         )
+        set_(self, "kind_ceilings", _kind_ceilings(self.kind_ceilings))
         _require_period(self.duplicate_window, "duplicate_window")
         if self.refund_window_days is not None:
             _require_int(self.refund_window_days, "refund_window_days", minimum=1, maximum=MAX_DAYS)
@@ -152,6 +159,10 @@ class PolicyRules:
             "enabled_kinds": sorted(self.enabled_kinds),
             "auto_approve_ceiling": dict(sorted(self.auto_approve_ceiling.items())),
             "two_person_threshold": dict(sorted(self.two_person_threshold.items())),
+            "kind_ceilings": {
+                kind.value: dict(sorted(ceilings.items()))
+                for kind, ceilings in sorted(self.kind_ceilings.items())
+            },
             "duplicate_window_seconds": _seconds(self.duplicate_window),
             "refund_window_days": self.refund_window_days,
             "per_customer_cap": _cap_to_dict(self.per_customer_cap),
@@ -280,6 +291,26 @@ def _currency_map(values: Mapping[str, int], name: str) -> Mapping[str, int]:
     return MappingProxyType(result)
 
 
+def _kind_ceilings(
+    values: Mapping[ActionKind, Mapping[str, int]],
+) -> Mapping[ActionKind, Mapping[str, int]]:
+    result: dict[ActionKind, Mapping[str, int]] = {}
+    for kind, ceilings in values.items():
+        if not isinstance(kind, ActionKind):
+            raise PolicyError(
+                "kind_ceilings", said("%(value)s is not an action kind", value=repr(kind))
+            )
+        name = f"kind_ceilings.{kind.value}"
+        if kind not in MONEY_KINDS:
+            raise PolicyError(name, said("moves no money, so it has no ceiling"))
+        if not isinstance(ceilings, Mapping):
+            raise PolicyError(name, said("must be an object, got %(value)s", value=repr(ceilings)))
+        # A kind with no currency left has no ceiling: stored as none, not as an empty map.
+        if amounts := _currency_map(ceilings, name):
+            result[kind] = amounts
+    return MappingProxyType(result)
+
+
 def _min_identity(values: Mapping[ActionKind, IdentityLevel]) -> Mapping[ActionKind, IdentityLevel]:
     result = dict(_default_min_identity())
     for kind, level in values.items():
@@ -373,6 +404,13 @@ def _parse_cap(value: object, name: str) -> CapRule | None:
     return CapRule(Money(amount, currency), period)
 
 
+def _parse_kind_ceilings(value: object, name: str) -> Mapping[ActionKind, Mapping[object, object]]:
+    return {
+        _parse_kind(kind, name): _parse_object(ceilings, f"{name}.{kind}")
+        for kind, ceilings in _parse_object(value, name).items()
+    }
+
+
 def _parse_reasons(value: object, name: str) -> frozenset[str] | None:
     if value is None:
         return None
@@ -431,6 +469,7 @@ _PARSERS: dict[str, tuple[str, _Parser]] = {
     "enabled_kinds": ("enabled_kinds", _parse_kinds),
     "auto_approve_ceiling": ("auto_approve_ceiling", _parse_object),
     "two_person_threshold": ("two_person_threshold", _parse_object),
+    "kind_ceilings": ("kind_ceilings", _parse_kind_ceilings),
     "duplicate_window_seconds": ("duplicate_window", _parse_seconds),
     "refund_window_days": ("refund_window_days", _parse_optional_days),
     "per_customer_cap": ("per_customer_cap", _parse_cap),

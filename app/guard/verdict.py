@@ -55,9 +55,10 @@ class CheckName(StrEnum):
     SUBSCRIPTION_ACTIVE = "subscription_active"
     CHANGE_TERMS = "change_terms"
     CHANGE_DIFFERS = "change_differs"
-    # caps
+    # caps and ceilings
     CUSTOMER_CAP = "customer_cap"
     SHOP_CAP = "shop_cap"
+    WITHIN_KIND_CEILING = "within_kind_ceiling"
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ Read from the stored statuses alone, within one shop, in a handful of queries:
 * the last :data:`MONTH`: the median time from a proposal to its approval, and from an
   approval to the provider's confirmation (when the action's row last moved, which for a
   confirmed action is when its success was recorded);
-* the shop's own cap: its money actions in the cap's window against the limit, as the
-  guard counts them (:func:`app.execution.ledger.cap_spending`).
+* the caps: the shop's money actions in its cap's window against the limit, and the
+  :data:`NEAREST` customers who spent most against the per-customer cap, as the guard
+  counts them (:mod:`app.execution.ledger`).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from app.cases.models import Case, CaseStatus
+from app.cases.models import Case, CaseStatus, Customer
 from app.cases.proposals import Proposal, ProposalStatus
-from app.execution.ledger import cap_spending
+from app.execution.ledger import cap_spending, customers_by_cap_spending
 from app.execution.models import Action, ActionStatus
 from app.guard import CapRule, PolicyRules
 from app.money import Money
@@ -42,6 +43,8 @@ MONTH = timedelta(days=30)
 CHART_DAYS = 14
 # Items listed under each heading; the count says how many there are in all.
 LISTED = 10
+# Customers drawn against the per-customer cap.
+NEAREST = 5
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,15 @@ class CapUse:
 
 
 @dataclass(frozen=True)
+class CustomerCapUse:
+    """The customers nearest the per-customer cap: each by name (or email, or the
+    provider's reference when Caseward has neither), with what counts against it."""
+
+    rule: CapRule
+    customers: list[tuple[str, Money]]
+
+
+@dataclass(frozen=True)
 class Today:
     awaiting_approval: list[Waiting]
     awaiting_count: int
@@ -90,6 +102,7 @@ class Today:
     to_confirmation: timedelta | None
     days: list[Day]
     shop_cap: CapUse | None
+    customer_cap: CustomerCapUse | None
 
     @property
     def anything_waits(self) -> bool:
@@ -135,6 +148,7 @@ def today(session: Session, shop_id: uuid.UUID, policy: PolicyRules, now: dateti
         to_confirmation=_median_to_confirmation(session, shop_id, now),
         days=days,
         shop_cap=_shop_cap(session, shop_id, policy, now),
+        customer_cap=_customer_cap(session, shop_id, policy, now),
     )
 
 
@@ -307,6 +321,31 @@ def _shop_cap(
     if spent is None:
         return None
     return CapUse(policy.per_shop_cap, spent.done, spent.in_flight)
+
+
+def _customer_cap(
+    session: Session, shop_id: uuid.UUID, policy: PolicyRules, now: datetime
+) -> CustomerCapUse | None:
+    rule = policy.per_customer_cap
+    if rule is None:
+        return None
+    spent = customers_by_cap_spending(session, shop_id, policy=policy, now=now, first=NEAREST)
+    refs = [ref for ref, _ in spent]
+    names: dict[str, str] = {}
+    for customer in session.scalars(
+        select(Customer).where(
+            Customer.shop_id == shop_id,
+            (Customer.stripe_customer_id.in_(refs) | Customer.shopify_customer_id.in_(refs)),
+        )
+    ):
+        shown = customer.name or customer.email
+        for ref in (customer.stripe_customer_id, customer.shopify_customer_id):
+            if ref and shown:
+                names[ref] = shown
+    return CustomerCapUse(
+        rule,
+        [(names.get(ref, ref), Money(used, rule.limit.currency)) for ref, used in spent],
+    )
 
 
 def _money(amount: int | None, currency: str | None) -> Money | None:

@@ -27,6 +27,9 @@ class Shop(Base):
     # The permanent myshopify.com domain: Shopify's stable identifier for a store.
     domain: Mapped[str] = mapped_column(String(255), unique=True)
     name: Mapped[str] = mapped_column(String(255))
+    # The currency the store sells in (lower-case ISO 4217), as Shopify reports it when
+    # the app is installed or its token refreshed; None until Shopify has said.
+    currency: Mapped[str | None] = mapped_column(String(3))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     writes_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
     writes_enabled_by: Mapped[str | None] = mapped_column(String(255))

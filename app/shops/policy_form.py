@@ -1,17 +1,19 @@
 """The shop's policy as an owner fills it in, read into the rules the checks apply.
 
 Money is written in one currency as people write it ("200.00"), windows in days, discounts
-in percent; a blank amount or window turns that rule off. Each field that cannot be read is
-refused by its own name, before anything is saved, so the form can say which one. What the
-form does not show (allowed reasons, the identity each kind needs, and amounts set in other
-currencies) is kept as the current version has it.
+in percent; a blank amount or window turns that rule off. The form opens in the currency the
+policy already names, else the store's own (:func:`policy_currency`). Each field that cannot
+be read is refused by its own name, before anything is saved, so the form can say which one.
+What the form does not show (allowed reasons, the identity each kind needs, and amounts set
+in other currencies) is kept as the current version has it.
 
 The fields, all text as a form sends them, except ``enabled_kinds`` (a list) and
 ``replacement_discount`` (true or false):
 
 ``currency``, ``enabled_kinds``, ``auto_approve_ceiling``, ``two_person_threshold``,
-``per_customer_cap`` and ``per_customer_cap_days``, ``per_shop_cap`` and
-``per_shop_cap_days``, ``duplicate_window_days``, ``refund_window_days``,
+``refund_ceiling``, ``customer_credit_ceiling``, ``discount_ceiling`` (the most one action
+of the kind may move), ``per_customer_cap`` and ``per_customer_cap_days``, ``per_shop_cap``
+and ``per_shop_cap_days``, ``duplicate_window_days``, ``refund_window_days``,
 ``max_percent_off``, ``store_credit_bonus_percent``, ``replacement_discount``,
 ``handover_owner``.
 """
@@ -23,7 +25,7 @@ from datetime import timedelta
 from typing import Any
 
 from app.errors import InvalidInput
-from app.guard import CapRule, PolicyRules
+from app.guard import MONEY_KINDS, CapRule, PolicyRules
 from app.money import Money, MoneyError
 from app.validation import boolean, currency_code, integer, text
 from app.words import said
@@ -32,11 +34,14 @@ from integrations.provider import ActionKind
 DAY = timedelta(days=1)
 # Windows a person sets in days: at most a year and a day, as the rules allow.
 MAX_DAYS = 366
+# Each money kind's ceiling for one action, by its field.
+CEILING_FIELDS = {kind: f"{kind.value}_ceiling" for kind in sorted(MONEY_KINDS)}
 FIELDS = (
     "currency",
     "enabled_kinds",
     "auto_approve_ceiling",
     "two_person_threshold",
+    *CEILING_FIELDS.values(),
     "per_customer_cap",
     "per_customer_cap_days",
     "per_shop_cap",
@@ -50,15 +55,26 @@ FIELDS = (
 )
 
 
-def policy_currency(policy: PolicyRules) -> str:
-    """The currency the form writes amounts in: the first the policy sets an amount in,
-    else dollars, which the owner may change on the form."""
+def policy_currency(policy: PolicyRules, shop_currency: str | None) -> str:
+    """The currency the policy's amounts are written in: the first the policy sets an
+    amount in, else the store's (``Shop.currency``), else dollars. The owner may change
+    it on the form."""
     named = [
         *(cap.limit.currency for cap in (policy.per_customer_cap, policy.per_shop_cap) if cap),
         *sorted(policy.two_person_threshold),
         *sorted(policy.auto_approve_ceiling),
+        *(
+            currency
+            for kind in CEILING_FIELDS
+            for currency in sorted(policy.kind_ceilings.get(kind, {}))
+        ),
     ]
-    return named[0] if named else "usd"
+    return named[0] if named else shop_currency or "usd"
+
+
+def amount_example(currency: str) -> str:
+    """An amount as the form reads it in ``currency``: ``48.00``, or ``4800`` in yen."""
+    return Money(4800, currency).decimal_string()
 
 
 def form_fields(policy: PolicyRules, currency: str) -> dict[str, Any]:
@@ -79,6 +95,10 @@ def form_fields(policy: PolicyRules, currency: str) -> dict[str, Any]:
         "enabled_kinds": sorted(policy.enabled_kinds),
         "auto_approve_ceiling": amount(policy.auto_approve_ceiling.get(currency)),
         "two_person_threshold": amount(policy.two_person_threshold.get(currency)),
+        **{
+            name: amount(policy.kind_ceilings.get(kind, {}).get(currency))
+            for kind, name in CEILING_FIELDS.items()
+        },
         "per_customer_cap": per_customer,
         "per_customer_cap_days": per_customer_days,
         "per_shop_cap": per_shop,
@@ -105,11 +125,18 @@ def rules_from_form(fields: Mapping[str, object], current: PolicyRules) -> dict[
     del rules["version"]
     ceiling = _amount(fields, "auto_approve_ceiling", currency)
     threshold = _amount(fields, "two_person_threshold", currency)
+    kind_ceilings = {
+        kind.value: _per_currency(
+            current.kind_ceilings.get(kind, {}), currency, _amount(fields, name, currency)
+        )
+        for kind, name in CEILING_FIELDS.items()
+    }
     owner = (text(fields.get("handover_owner"), "handover_owner") or "").strip()
     rules.update(
         enabled_kinds=_kinds(fields.get("enabled_kinds")),
         auto_approve_ceiling=_per_currency(current.auto_approve_ceiling, currency, ceiling),
         two_person_threshold=_per_currency(current.two_person_threshold, currency, threshold),
+        kind_ceilings=kind_ceilings,
         per_customer_cap=_cap(fields, "per_customer_cap", currency),
         per_shop_cap=_cap(fields, "per_shop_cap", currency),
         duplicate_window_seconds=_required(fields, "duplicate_window_days", _days) * 86400,
@@ -147,7 +174,7 @@ def _amount(fields: Mapping[str, object], name: str, currency: str) -> int | Non
                 "%(field)s is an amount in %(currency)s, such as %(example)s",
                 field=name,
                 currency=currency.upper(),
-                example=Money(4800, currency).decimal_string(),
+                example=amount_example(currency),
             ),
             field=name,
         ) from None

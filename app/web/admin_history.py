@@ -70,15 +70,6 @@ SCAN_TONES = {
     ScanStatus.DONE: "success",
     ScanStatus.FAILED: "critical",
 }
-# One colour per rule, the same in every chart; dark enough for white text beside it.
-RULE_COLOURS = {
-    Rule.DUPLICATE: "#8e1f0b",
-    Rule.DISPUTED_REFUND: "#b98900",
-    Rule.ABOVE_THRESHOLD: "#2c6ecb",
-    Rule.LARGE_DISCOUNT: "#6d3fbf",
-    Rule.OVER_CUSTOMER_CAP: "#0c5132",
-    Rule.UNGUARDED: "#616161",
-}
 # The chart's drawing, in SVG user units.
 PLOT_HEIGHT = 160
 BAR_WIDTH = 36
@@ -166,7 +157,6 @@ def history(shop: Shop, member: StaffMember) -> str:
         weeks=_weeks(summary),
         rules=list(Rule),
         rule_words=_rule_words(),
-        rule_colours=RULE_COLOURS,
         week_text=_week_text,
         page_links=_page_links(findings, filters),
         context_fields=_context_fields(),

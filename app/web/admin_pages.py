@@ -480,9 +480,11 @@ def _event_entry(event: AuditEvent, people: People) -> TimelineEntry:
     data = event.data or {}
     details = []
     if "previous" in data and "status" in data and data["previous"]:
+        # A case's status or an action's: the event's kind says which.
+        group = event.kind.partition(".")[0]
         details.append(
             _("status %(previous)s → %(status)s")
-            % {"previous": data["previous"], "status": data["status"]}
+            % {"previous": say(group, data["previous"]), "status": say(group, data["status"])}
         )
     if data.get("said"):
         data = {**data, "reason": reason_text(data["said"], None)}
@@ -509,11 +511,14 @@ def _attempt_entry(attempt: ActionAttempt) -> TimelineEntry:
     _ = catalogue().gettext
     details = [_("idempotency key %(value)s") % {"value": attempt.idempotency_key}]
     if attempt.outcome:
-        details.append(_("outcome: %(value)s") % {"value": attempt.outcome})
+        details.append(say("answer", attempt.outcome))
     else:
         details.append(_("no answer recorded yet"))
     if attempt.provider_status:
-        details.append(_("provider status %(value)s") % {"value": attempt.provider_status})
+        details.append(
+            _("the provider's status: %(value)s")
+            % {"value": say("action", attempt.provider_status)}
+        )
     if attempt.provider_ref:
         details.append(_("provider reference %(value)s") % {"value": attempt.provider_ref})
     if attempt.detail:
@@ -525,8 +530,8 @@ def _attempt_entry(attempt: ActionAttempt) -> TimelineEntry:
         )
     return TimelineEntry(
         at=attempt.started_at,
-        what=_("Attempt %(number)s at the provider (%(purpose)s)")
-        % {"number": attempt.number, "purpose": attempt.purpose},
+        what=_("Attempt %(number)s at the provider: %(purpose)s")
+        % {"number": attempt.number, "purpose": say("attempt", attempt.purpose)},
         who=None,
         details=details,
     )

@@ -33,7 +33,7 @@ from app.helpdesk.connection import gorgias_connection
 from app.money import Money
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop, ShopPolicy, StaffMember, StaffRole
-from app.shops.policy_form import form_fields, policy_currency
+from app.shops.policy_form import amount_example, form_fields, policy_currency
 from app.shops.service import current_policy, policy_rules
 from app.staff.members import ROLES, list_members
 from app.web.admin_text import current_locale, policy_sentences
@@ -101,13 +101,14 @@ def policy_page(shop: Shop, member: StaffMember) -> str:
         raise Forbidden(said("only an owner may change the shop's policy"), code="owner_only")
     session = request_session()
     policy = current_policy(session, shop.id)
-    currency = policy_currency(policy)
+    currency = policy_currency(policy, shop.currency)
     return render_template(
         "admin/policy.html",
         shop=shop,
         member=member,
         policy=policy,
         fields=form_fields(policy, currency),
+        amount_example=amount_example(currency),
         kinds=list(ActionKind),
         versions=policy_versions(session, shop, current_locale()),
     )

@@ -33,6 +33,7 @@ from flask_babel import Babel, get_locale, get_translations
 from app.guard import PolicyRules
 from app.money import Money
 from app.words import Code, Sentence, Translations
+from integrations.provider import ActionKind
 
 DEFAULT_LOCALE = "en"
 # Shopify's locales are BCP 47 tags such as ``fr-CA``; anything longer or odder is not one.
@@ -49,9 +50,9 @@ def init_app(app: Flask) -> None:
 def _request_locale() -> str:
     if request.blueprint == "shopify_admin":
         return admin_locale(request.args.get("locale"))
-    if request.blueprint == "api":
-        # The admin's pages send their own locale; other callers read English unless
-        # they ask for another language.
+    if request.blueprint in ("api", "operator"):
+        # The admin's pages send their own locale; other callers (and the operator
+        # page's browser) read English unless they ask for another language.
         wanted = request.accept_languages.best
         return admin_locale(wanted) if wanted and wanted != "*" else DEFAULT_LOCALE
     return DEFAULT_LOCALE
@@ -167,6 +168,22 @@ def tone(status: str) -> str:
     return TONES.get(status, "neutral")
 
 
+def page_words() -> dict[str, object]:
+    """What a staff page's template says things with, in the request's locale: money and
+    times as the locale writes them, stored codes and reasons in the catalogue's words."""
+    locale = current_locale()
+    translations = catalogue()
+    return {
+        "locale": locale,
+        "money_text": lambda amount, currency: money_text(amount, currency, locale),
+        "moment_text": lambda moment: moment_text(moment, locale),
+        "reason_text": reason_text,
+        "in_reader_words": in_reader_words,
+        "say": lambda group, code: say(group, code, translations),
+        "tone": tone,
+    }
+
+
 # ------------------------------------------------------------------ the policy in words
 
 
@@ -243,6 +260,7 @@ def policy_sentences(policy: PolicyRules, locale: str) -> list[str]:
                     "period": _period(cap.period),
                 }
             )
+    lines += _ceiling_sentences(policy, locale)
     if policy.allowed_reasons is not None:
         lines.append(
             _("Only these reasons are accepted: %(reasons)s.")
@@ -254,6 +272,21 @@ def policy_sentences(policy: PolicyRules, locale: str) -> list[str]:
             % {"kind": say("kind", kind), "level": say("identity", level)}
         )
     return lines
+
+
+def _ceiling_sentences(policy: PolicyRules, locale: str) -> list[str]:
+    """The most one action of each money kind may move, in each currency it is set in."""
+    _ = get_translations().gettext
+    per_kind = (
+        (ActionKind.REFUND, _("No single refund above %(amount)s.")),
+        (ActionKind.CUSTOMER_CREDIT, _("No single customer credit above %(amount)s.")),
+        (ActionKind.DISCOUNT, _("No single discount of an amount off above %(amount)s.")),
+    )
+    return [
+        ceiling % {"amount": money_text(amount, currency, locale)}
+        for kind, ceiling in per_kind
+        for currency, amount in sorted(policy.kind_ceilings.get(kind, {}).items())
+    ]
 
 
 def _period(span: timedelta) -> str:

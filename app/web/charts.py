@@ -39,26 +39,41 @@ class DrawnBar:
 
 
 @dataclass(frozen=True)
+class DrawnLimit:
+    """A line across the columns at a limit's height (a cap), labelled with it."""
+
+    limit: Bar
+    y: float
+
+
+@dataclass(frozen=True)
 class Chart:
     title: str
     bars: list[DrawnBar]
+    limit: DrawnLimit | None = None
     width: int = WIDTH
     height: int = HEIGHT
     baseline: int = BASELINE
 
     @property
     def described(self) -> str:
-        """The title and every value, for the image's label."""
+        """The title, the limit and every value, for the image's label."""
         values = "; ".join(f"{drawn.bar.label}: {drawn.bar.shown}" for drawn in self.bars)
+        if self.limit is not None:
+            values = f"{self.limit.limit.label}: {self.limit.limit.shown}; {values}"
         return f"{self.title}. {values}"
 
 
-def bar_chart(bars: Sequence[Bar], *, title: str) -> Chart:
-    """``bars`` as columns, scaled to the largest; a chart of nothing draws an empty axis."""
-    top = max((bar.value for bar in bars), default=0) or 1
+def bar_chart(bars: Sequence[Bar], *, title: str, limit: Bar | None = None) -> Chart:
+    """``bars`` as columns, scaled to the largest (or to ``limit``, drawn as a line, when
+    it is higher); a chart of nothing draws an empty axis."""
+    values = [bar.value for bar in bars] + ([limit.value] if limit else [])
+    # Room above the highest for the limit's label.
+    top = (max(values, default=0) or 1) * (1.15 if limit else 1)
     slot = WIDTH / max(len(bars), 1)
     drawn = []
     for n, bar in enumerate(bars):
         height = BASELINE * bar.value / top
         drawn.append(DrawnBar(bar, n * slot + slot * 0.15, BASELINE - height, slot * 0.7, height))
-    return Chart(title, drawn)
+    line = DrawnLimit(limit, BASELINE - BASELINE * limit.value / top) if limit else None
+    return Chart(title, drawn, line)

@@ -30,7 +30,7 @@ from app.helpdesk.sidebar import sidebar_link, sidebar_view, ticket_of_link
 from app.jobs.connection import RedisExtension
 from app.shops.models import Shop
 from app.validation import integer
-from app.web.admin_text import say
+from app.web.admin_text import page_words
 from app.web.api.parsing import json_body
 from app.web.people import people_for
 from app.words import said
@@ -106,9 +106,9 @@ def sidebar_page(token: str) -> Response:
     page = render_template(
         "helpdesk/sidebar.html",
         view=view,
-        say=say,
         person=people.of,
         case_number=lambda case_id: case_reference(uuid.UUID(case_id)),
+        **page_words(),
     )
     return Response(page, mimetype="text/html")
 

@@ -27,6 +27,7 @@ from flask import (
     request,
     url_for,
 )
+from flask_babel import gettext as _
 from redis import Redis
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response as WerkzeugResponse
@@ -38,6 +39,7 @@ from app.clock import utcnow
 from app.db import request_session
 from app.errors import CasewardError
 from app.inbox.case_file import case_file
+from app.inbox.views import ProposalView
 from app.jobs.connection import RedisExtension
 from app.shops.models import Shop
 from app.shops.service import shop_and_member, staff_member
@@ -49,7 +51,7 @@ from app.staff.sessions import (
     read_session,
 )
 from app.staff.tokens import TokenRefused, authenticate_token, live_token
-from app.web.admin_text import say
+from app.web.admin_text import page_words
 from app.web.dispatch import commit_and_enqueue
 from app.web.people import people_for
 from app.web.security import (
@@ -77,9 +79,9 @@ def login() -> WerkzeugResponse:
         token = authenticate_token(session, request.form.get("token", "").strip(), now=utcnow())
     except TokenRefused as refused:
         count_refused_token(shop_id=refused.shop_id)
-        return _login_refused("That token is not valid.", 401)
+        return _login_refused(_("That token is not valid."), 401)
     if staff_member(session, token.shop_id, token.user_id) is None:
-        return _login_refused("That token's person is not staff of its shop.", 403)
+        return _login_refused(_("That token's person is not staff of its shop."), 403)
     session.commit()  # the token's last use
     session_id = open_session(_redis(), OperatorSession(token.shop_id, token.user_id, token.id))
     response = redirect(url_for("operator.cases"), code=303)
@@ -103,6 +105,12 @@ def logout() -> WerkzeugResponse:
     return response
 
 
+@bp.context_processor
+def _page_helpers() -> dict[str, object]:
+    """The admin's words for the same things: money, times, codes and people."""
+    return page_words()
+
+
 @bp.get("/")
 def cases() -> Response:
     shop = _signed_in()
@@ -111,7 +119,7 @@ def cases() -> Response:
             "operator/cases.html",
             shop=shop,
             cases=list_cases(request_session(), shop.id),
-            say=say,
+            person=people_for(request_session(), shop.id).of,
         )
     )
 
@@ -120,13 +128,16 @@ def cases() -> Response:
 def case(case_id: uuid.UUID) -> Response:
     shop = _signed_in()
     session = request_session()
+    file = case_file(session, shop.id, case_id)
     return make_response(
         render_template(
             "operator/case.html",
             shop=shop,
-            file=case_file(session, shop.id, case_id),
+            file=file,
+            proposals=[
+                (ProposalView.of(proposal), approvals) for proposal, approvals in file.proposals
+            ],
             events=case_audit(session, shop.id, case_id),
-            say=say,
             person=people_for(session, shop.id).of,
         )
     )
@@ -180,14 +191,14 @@ def _signed_in() -> Shop:
     """The signed-in person's shop; ``g`` gets the actor and their membership as of now."""
     opened = read_session(_redis(), request.cookies.get(COOKIE, ""))
     if opened is None:
-        abort(401, "Please sign in.")
+        abort(401, _("Please sign in."))
     session = request_session()
     token = live_token(session, opened.token_id, now=utcnow())
     if token is None or token.shop_id != opened.shop_id or token.user_id != opened.user_id:
-        abort(401, "Your sign-in has ended. Please sign in again.")
+        abort(401, _("Your sign-in has ended. Please sign in again."))
     shop, member = shop_and_member(session, opened.shop_id, opened.user_id)
     if member is None or shop is None:
-        abort(403, "You are no longer staff of this shop.")
+        abort(403, _("You are no longer staff of this shop."))
     g.shop, g.member, g.token_id = shop, member, opened.token_id
     g.actor = staff(opened.user_id, Surface.OPERATOR_PAGE)
     return shop

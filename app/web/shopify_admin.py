@@ -25,10 +25,13 @@ the verification result lives on the request.
 from __future__ import annotations
 
 import functools
+import logging
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, Concatenate, ParamSpec
 
+import httpx
 from flask import (
     Blueprint,
     Flask,
@@ -41,6 +44,7 @@ from flask import (
     url_for,
 )
 from flask_babel import gettext as _
+from sqlalchemy.orm import Session
 
 from app.actors import Surface, staff, system_actor
 from app.clock import utcnow
@@ -50,23 +54,25 @@ from app.db import request_session
 from app.errors import SessionTokenRefused
 from app.history_audit.models import HistoryScan
 from app.history_audit.scan import start_scan
-from app.inbox.today import Today, today
+from app.inbox.today import CustomerCapUse, Today, today
 from app.settings import Settings
-from app.shopify.install import admit_staff_member, installed_shop, record_install
+from app.shopify.install import (
+    admit_staff_member,
+    installed_shop,
+    name_staff_member,
+    record_install,
+    shop_currency,
+)
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import current_policy, staff_member
 from app.staff.tokens import TOKEN_PREFIX
 from app.web.admin_text import (
-    catalogue,
     current_locale,
     day_label,
     duration_text,
-    moment_text,
     money_text,
+    page_words,
     policy_sentences,
-    reason_text,
-    say,
-    tone,
 )
 from app.web.auth import StaffIdentity, bearer_token
 from app.web.charts import Bar, Chart, bar_chart
@@ -76,6 +82,7 @@ from integrations.shopify.auth import AdminVerified, Refusal, ShopifyAuth
 from integrations.shopify.errors import HttpAnswer, ShopifyTokenError
 from integrations.stripe.adapter import REQUIRED_PERMISSIONS
 
+logger = logging.getLogger(__name__)
 P = ParamSpec("P")
 bp = Blueprint("shopify_admin", __name__, url_prefix="/app")
 PATCH_ID_TOKEN_PATH = "/app/patch-id-token"  # noqa: S105  (a path, not a secret)
@@ -129,10 +136,12 @@ def admit(auth: ShopifyAuth, verified: AdminVerified) -> tuple[Shop, StaffMember
         if found is None:
             changed = True
             user = auth.exchange_online_user(verified)
+            token = auth.exchange_offline_token(verified)
             shop = record_install(
                 session,
                 domain=verified.shop,
-                token=auth.exchange_offline_token(verified),
+                token=token,
+                currency=shop_currency(verified.shop, token, auth.http_client),
                 installer=who,
                 installer_is_account_owner=user.account_owner,
                 installer_email=user.email or None,
@@ -159,6 +168,8 @@ def admit(auth: ShopifyAuth, verified: AdminVerified) -> tuple[Shop, StaffMember
                 name=user.name,
                 now=now,
             )
+        elif member.name is None:
+            changed = learn_name(auth, verified, session, member, now=now)
     except ShopifyTokenError as refused:
         session.rollback()
         raise _refusal(refused.answer) from refused
@@ -167,6 +178,28 @@ def admit(auth: ShopifyAuth, verified: AdminVerified) -> tuple[Shop, StaffMember
     if scan is not None:
         queue_scan(current_app, scan)
     return shop, member
+
+
+def learn_name(
+    auth: ShopifyAuth,
+    verified: AdminVerified,
+    session: Session,
+    member: StaffMember,
+    *,
+    now: datetime,
+) -> bool:
+    """A member admitted before Caseward kept names is named by Shopify's online token
+    exchange on their next visit. Shopify not answering leaves them as they were: their
+    email still names them, and the visit goes on."""
+    try:
+        user = auth.exchange_online_user(verified)
+    except (ShopifyTokenError, httpx.HTTPError):
+        logger.warning(
+            "no name for staff member %s: the online token exchange failed", member.user_id
+        )
+        return False
+    name_staff_member(session, member, name=user.name, now=now)
+    return True
 
 
 def _verify(auth: ShopifyAuth, req: Request, *, fetch: bool) -> AdminVerified:
@@ -280,7 +313,20 @@ def _day_charts(overview: Today, locale: str) -> list[Chart]:
                 % {"currency": currency.upper()},
             )
         )
+    if overview.customer_cap is not None:
+        charts.append(_customer_cap_chart(overview.customer_cap, locale))
     return charts
+
+
+def _customer_cap_chart(use: CustomerCapUse, locale: str) -> Chart:
+    """The customers who spent most against the per-customer cap, the cap drawn across."""
+    limit = use.rule.limit
+    return bar_chart(
+        [Bar(name, spent.amount, spent.format(locale)) for name, spent in use.customers],
+        title=_("The customers nearest the per-customer cap (%(days)s days)")
+        % {"days": use.rule.period.days},
+        limit=Bar(_("the cap"), limit.amount, limit.format(locale)),
+    )
 
 
 @bp.get("/setup")
@@ -330,19 +376,12 @@ def case_links() -> Callable[[uuid.UUID], str]:
 def _page_helpers() -> dict[str, object]:
     """What every admin template uses: App Bridge's key and address, links, the locale's
     money and dates, the catalogue's words for stored codes."""
-    locale = current_locale()
-    translations = catalogue()
     return {
         "api_key": g.get("shopify_api_key"),
         "app_bridge_url": current_app.config["CASEWARD_SETTINGS"].shopify_app_bridge_url,
         "admin_url": admin_url,
         "case_link": case_links(),
-        "locale": locale,
-        "money_text": lambda amount, currency: money_text(amount, currency, locale),
-        "moment_text": lambda moment: moment_text(moment, locale),
-        "reason_text": reason_text,
-        "say": lambda group, code: say(group, code, translations),
-        "tone": tone,
+        **page_words(),
     }
 
 

@@ -136,6 +136,7 @@ def install(settings: Settings, sandbox: Sandbox) -> ShopifyBench:
             session,
             domain=domain,
             token=token,
+            currency="usd",
             installer=owner,
             installer_is_account_owner=True,
             installer_email=None,

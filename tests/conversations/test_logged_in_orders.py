@@ -98,6 +98,7 @@ def store(shopify: ShopifySandbox, settings: Settings, session: Session) -> Stor
         session,
         domain=shop.domain,
         token=token,
+        currency="usd",
         installer=staff(str(OWNER), Surface.SHOPIFY_ADMIN),
         installer_is_account_owner=True,
         installer_email=None,

@@ -19,6 +19,7 @@ def test_defaults_allow_every_kind_but_nothing_without_a_person() -> None:
     assert policy.enabled_kinds == frozenset(ActionKind)
     assert dict(policy.auto_approve_ceiling) == {}
     assert dict(policy.two_person_threshold) == {}
+    assert dict(policy.kind_ceilings) == {}
     assert policy.duplicate_window == timedelta(hours=72)
     assert policy.refund_window_days is None
     assert policy.per_customer_cap is None and policy.per_shop_cap is None
@@ -33,6 +34,10 @@ def test_a_full_policy_round_trips_through_json() -> None:
         enabled_kinds=frozenset({ActionKind.REFUND, ActionKind.DISCOUNT}),
         auto_approve_ceiling={"USD": 2500, "jpy": 3000},
         two_person_threshold={"usd": 50_000},
+        kind_ceilings={
+            ActionKind.REFUND: {"usd": 15_000, "JPY": 20_000},
+            ActionKind.DISCOUNT: {"usd": 2_500},
+        },
         duplicate_window=timedelta(hours=24),
         refund_window_days=30,
         per_customer_cap=CapRule(Money(20_000, "usd"), timedelta(days=30)),
@@ -46,6 +51,10 @@ def test_a_full_policy_round_trips_through_json() -> None:
 
     assert PolicyRules.from_dict(stored) == policy
     assert stored["auto_approve_ceiling"] == {"jpy": 3000, "usd": 2500}
+    assert stored["kind_ceilings"] == {
+        "discount": {"usd": 2500},
+        "refund": {"jpy": 20000, "usd": 15000},
+    }
     assert stored["per_customer_cap"] == {
         "amount": 20000,
         "currency": "usd",
@@ -59,6 +68,16 @@ def test_missing_keys_take_the_defaults() -> None:
     assert PolicyRules.from_dict({"version": 3}) == PolicyRules(version=3)
 
 
+def test_a_policy_stored_before_ceilings_per_kind_reads_as_it_did() -> None:
+    stored = PolicyRules(two_person_threshold={"usd": 20_000}).to_dict()
+    del stored["kind_ceilings"]
+
+    policy = PolicyRules.from_dict(stored)
+
+    assert dict(policy.kind_ceilings) == {}
+    assert policy.to_dict() == {**stored, "kind_ceilings": {}}
+
+
 @pytest.mark.parametrize(
     ("data", "field"),
     [
@@ -70,6 +89,10 @@ def test_missing_keys_take_the_defaults() -> None:
         ({"auto_approve_ceiling": {"xyz": 100}}, "auto_approve_ceiling"),
         ({"auto_approve_ceiling": {"usd": -1}}, "auto_approve_ceiling.usd"),
         ({"two_person_threshold": {"usd": 1.5}}, "two_person_threshold.usd"),
+        ({"kind_ceilings": {"refund": {"usd": -1}}}, "kind_ceilings.refund.usd"),
+        ({"kind_ceilings": {"discount": {"usd": "20.00"}}}, "kind_ceilings.discount.usd"),
+        ({"kind_ceilings": {"refund": {"xyz": 100}}}, "kind_ceilings.refund"),
+        ({"kind_ceilings": {"chargeback": {"usd": 100}}}, "kind_ceilings"),
         ({"duplicate_window_seconds": 0}, "duplicate_window_seconds"),
         ({"refund_window_days": -3}, "refund_window_days"),
         (

@@ -41,6 +41,18 @@ CAP = {"amount": 100, "currency": "usd", "period_seconds": 60}
             "auto_approve_ceiling.usd",
             "must be at most 2147483647, got 2147483648",
         ),
+        ({"kind_ceilings": [1]}, "kind_ceilings", "must be an object, got [1]"),
+        ({"kind_ceilings": {"refund": 5}}, "kind_ceilings.refund", "must be an object, got 5"),
+        (
+            {"kind_ceilings": {"subscription_cancel": {"usd": 100}}},
+            "kind_ceilings.subscription_cancel",
+            "moves no money, so it has no ceiling",
+        ),
+        (
+            {"kind_ceilings": {"customer_credit": {"usd": 2**31}}},
+            "kind_ceilings.customer_credit.usd",
+            "must be at most 2147483647, got 2147483648",
+        ),
         ({"duplicate_window_seconds": 0}, "duplicate_window_seconds", "must be at least 1, got 0"),
         (
             {"duplicate_window_seconds": 366 * 86400 + 1},
@@ -155,6 +167,7 @@ EDGES: list[dict[str, Any]] = [
     {"version": 1},
     {"version": 2**31 - 1},
     {"auto_approve_ceiling": {"usd": 0}, "two_person_threshold": {"usd": 2**31 - 1}},
+    {"kind_ceilings": {"refund": {"usd": 0}, "discount": {"jpy": 2**31 - 1}}},
     {"duplicate_window_seconds": 1},
     {"duplicate_window_seconds": 366 * 86400},
     {"refund_window_days": 1},

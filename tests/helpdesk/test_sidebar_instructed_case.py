@@ -142,5 +142,6 @@ def test_the_sidebar_page_speaks_the_admins_words_and_shows_the_case_number(
     assert f"Case {case_reference(uuid.UUID(view['case']['id']))}" in page
     # The blocked proposal and the case in words, as the admin says them, never as codes.
     page = html.unescape(page)
-    assert "· blocked ·" in page and "proposed by Caseward's rules (drafter)" in page
+    assert '<span class="pill critical">blocked</span>' in page
+    assert "proposed by Caseward's rules (drafter)" in page
     assert "proposed by system:drafter" not in page

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from flask import Flask
 from money_path_harness import Account, Staff, WorkerProcess, wait_for
+from screenshots import screenshot_folder
 
 from app.demo import APPROVER, SHOP_DOMAIN, LinenShop
 
@@ -27,7 +28,7 @@ def page() -> Iterator[object]:
             executable_path=CHROMIUM,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
-        yield browser.new_page()
+        yield browser.new_page(viewport={"width": 1100, "height": 1200})
         browser.close()
 
 
@@ -49,7 +50,7 @@ def test_an_approver_clicks_a_48_dollar_refund_through_to_stripe(
     page.fill("#token", token)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("link", name="One apron arrived torn (order #1001)").click()
-    expect(page.locator("tr", has_text="Enough left to refund")).to_contain_text("pass")
+    expect(page.locator("tr", has_text="Enough left to refund")).to_contain_text("passed")
     with page.expect_navigation():  # a form post; the server answers with the case page
         page.get_by_role("button", name="Approve $48.00").click()
     assert page.url.endswith(f"/operator/cases/{linen.case_id}")
@@ -68,3 +69,7 @@ def test_an_approver_clicks_a_48_dollar_refund_through_to_stripe(
     assert [(r.amount, r.status) for r in refunds] == [(4800, "succeeded")]
     expect(refund_row).to_contain_text(refunds[0].id)
     expect(refund_row).to_contain_text("succeeded")
+    expect(refund_row).to_contain_text("Attempt 1 at the provider: sent, the provider answered")
+    folder = screenshot_folder()
+    folder.mkdir(exist_ok=True)
+    page.screenshot(path=folder / "operator-case.png", full_page=True)

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from werkzeug.test import TestResponse
 
+from app.cases.models import case_reference
 from app.demo import APPROVER, SHOP_DOMAIN, LinenShop
 from app.execution.models import Action
 from app.shops.models import Shop, StaffMember, StaffRole
@@ -103,6 +104,31 @@ def test_the_approve_button_posts_a_form_and_the_page_shows_what_stripe_reported
     page = client.get(case_page).get_data(as_text=True)
     assert action["provider_ref"] in page
     assert "Approve $48.00" not in page
+
+
+def test_the_operator_page_speaks_the_admins_words(
+    app: Flask, client: FlaskClient, linen: LinenShop
+) -> None:
+    _sign_in(client, Staff.issue_token(app, SHOP_DOMAIN, APPROVER))
+
+    cases = client.get("/operator/").get_data(as_text=True)
+    case = client.get(f"/operator/cases/{linen.case_id}").get_data(as_text=True)
+
+    # People by name, statuses in words, the case number, money as the locale writes it.
+    assert "signed in as Sam Approver, approver" in cases
+    assert "awaiting approval" in cases and ">awaiting_approval<" not in cases
+    assert f"Case {case_reference(linen.case_id)}" in case
+    assert "needs 1 approval" in case and "approval(s)" not in case
+    body = case[case.index("<body>") :]
+    for code in ("awaiting_approval", ">pass<", ">fail<", "case.opened", "proposal.created"):
+        assert code not in body
+    assert "Case opened" in case and "Action proposed and checked" in case
+    assert "system:" not in body  # Caseward's processes and the providers by name
+    # A reader of another language gets its money and dates; the words stay the catalogue's.
+    german = client.get(
+        f"/operator/cases/{linen.case_id}", headers={"Accept-Language": "de-DE"}
+    ).get_data(as_text=True)
+    assert '<html lang="de-DE">' in german and "48,00\xa0$" in german
 
 
 def test_a_form_without_its_csrf_token_changes_nothing(

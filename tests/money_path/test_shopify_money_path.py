@@ -137,6 +137,7 @@ def store(linen: LinenShop, shopify: ShopifySandbox, settings: Settings, session
         session,
         domain=shop.domain,
         token=token,
+        currency="usd",
         installer=staff(str(SHOP_OWNER), Surface.SHOPIFY_ADMIN),
         installer_is_account_owner=True,
         installer_email=None,

@@ -2,7 +2,9 @@
 with its App Bridge stand-in: an owner tests a Stripe key, saves it, turns writes on and
 issues an agent's credential, each call carrying a fresh session token; and the page
 still reads when Shopify's CDN cannot be reached. The setup page, as the owner and as a
-viewer see it, has no serious or critical accessibility violation (axe-core)."""
+viewer see it, has no serious or critical accessibility violation (axe-core). The pages
+wear Polaris' colours and list their pages in the admin's own navigation, or their own
+when App Bridge cannot load."""
 
 from __future__ import annotations
 
@@ -11,7 +13,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
-from admin_browser_support import axe_violations, serious
+from admin_browser_support import (
+    APP_PAGES,
+    admin_nav,
+    axe_violations,
+    polaris_tokens,
+    rgba,
+    serious,
+)
 from sandbox_settings import with_sandbox
 from shopify_app_support import APP_SECRET, CLIENT_ID
 from shopify_support import serving_sandbox
@@ -129,7 +138,7 @@ def test_an_owner_sets_the_shop_up_from_inside_the_admin(
     ]
 
     # An agent's credential, issued on the settings page: its secret is shown there once.
-    app.get_by_role("link", name="Settings").click()
+    admin_nav(page).get_by_role("link", name="Settings").click()
     issue = app.locator("form.agent-issue")
     issue.get_by_label("Agent's name").fill("Claude")
     issue.get_by_label("Ceiling per proposal (optional)").fill("USD 50.00")
@@ -176,3 +185,60 @@ def test_the_page_reads_the_same_when_shopifys_cdn_cannot_be_reached(
     expect(app.get_by_role("heading", name="Set up Caseward")).to_be_visible()
     expect(app.get_by_text("Write: Refunds", exact=False)).to_be_visible()
     expect(app.get_by_text("The shop is read-only", exact=False)).to_be_visible()
+
+
+def _background(frame: object, selector: str) -> tuple[float, ...]:
+    from playwright.sync_api import FrameLocator  # noqa: PLC0415
+
+    assert isinstance(frame, FrameLocator)
+    colour = frame.locator(selector).first.evaluate("(e) => getComputedStyle(e).backgroundColor")
+    return rgba(colour)
+
+
+def test_in_the_admin_the_page_wears_polaris_colours_and_its_nav_is_the_admins(
+    page: object, shopify: ShopifySandbox, linen: SandboxShop
+) -> None:
+    from playwright.sync_api import Page, expect  # noqa: PLC0415
+
+    assert isinstance(page, Page)
+    expect.set_options(timeout=30_000)  # a deadline a loaded machine meets (default: 5 s)
+    tokens = polaris_tokens()
+
+    page.goto(_admin(shopify, OWNER))
+
+    app = page.frame_locator("#app")
+    expect(app.get_by_role("heading", name="Set up Caseward")).to_be_visible()
+    assert _background(app, "body") == rgba(tokens["--p-color-bg"])
+    assert _background(app, "s-section") == rgba(tokens["--p-color-bg-surface"])
+    assert _background(app, "button.primary") == rgba(tokens["--p-color-bg-fill-brand"])
+    # The app's pages are in the admin's left navigation, not twice inside the page.
+    nav = admin_nav(page)
+    expect(nav.get_by_role("listitem")).to_have_text(APP_PAGES)
+    expect(nav.locator('[aria-current="page"]')).to_have_text("Today")
+    expect(app.locator("nav.pages")).to_be_hidden()
+
+    nav.get_by_role("link", name="Cases", exact=True).click()
+
+    expect(app.get_by_role("heading", name="Cases", level=1)).to_be_visible()
+    expect(admin_nav(page).locator('[aria-current="page"]')).to_have_text("Cases")
+    assert _background(app, "button.primary") == rgba(tokens["--p-color-bg-fill-brand"])
+
+
+@pytest.mark.parametrize("bridge", ["https://cdn.shopify.com/shopifycloud/app-bridge.js"])
+def test_without_app_bridge_the_page_keeps_polaris_look_and_its_own_nav(
+    page: object, shopify: ShopifySandbox, linen: SandboxShop
+) -> None:
+    from playwright.sync_api import Page, expect  # noqa: PLC0415
+
+    assert isinstance(page, Page)
+    expect.set_options(timeout=30_000)
+    tokens = polaris_tokens()
+    page.route("https://cdn.shopify.com/**", lambda route: route.abort())
+
+    page.goto(_admin(shopify, OWNER))
+
+    app = page.frame_locator("#app")
+    expect(app.get_by_role("heading", name="Set up Caseward")).to_be_visible()
+    assert _background(app, "s-section") == rgba(tokens["--p-color-bg-surface"])
+    pages = app.get_by_role("navigation", name="Caseward pages")
+    expect(pages.get_by_role("link")).to_have_text(APP_PAGES)

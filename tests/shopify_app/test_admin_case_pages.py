@@ -236,9 +236,11 @@ def test_an_actions_timeline_shows_attempts_and_what_the_provider_reported(
     page = text_of(open_page(client, linen.shop, VIEWER, f"/app/cases/{linen.case_id}"))
     timeline = page[page.index(f'data-action="{action.id}"') :]
 
-    assert "Attempt 1 at the provider (submit)" in timeline
-    assert "provider status succeeded" in timeline and "provider reference re_3Apron" in timeline
-    assert "Provider reported a status" in timeline and "status submitting → succeeded" in timeline
+    assert "Attempt 1 at the provider: sent" in timeline and "the provider answered" in timeline
+    assert "the provider's status: succeeded" in timeline
+    assert "provider reference re_3Apron" in timeline
+    assert "Provider reported a status" in timeline
+    assert "status being sent → succeeded" in timeline
     assert f"idempotency key {action.idempotency_key}" in timeline
     assert "No action of this case is on its way." in page  # succeeded is not in flight
 

@@ -1,6 +1,7 @@
 """The policy as a form an owner fills in: amounts in the shop's currency as people write
-them, windows in days, percents; each field that cannot be read refused by its name with
-nothing saved; every version listed with who saved it and what it changed, in words."""
+them, windows in days, percents, the most one refund, credit or discount may move; each field
+that cannot be read refused by its name with nothing saved; every version listed with who
+saved it and what it changed, in words. A fresh policy opens in the store's own currency."""
 
 from __future__ import annotations
 
@@ -16,12 +17,16 @@ from sqlalchemy.orm import Session
 from app.settings import Settings
 from app.shops.models import Shop, ShopPolicy, StaffMember
 from app.shops.service import current_policy
+from integrations.provider import ActionKind
 
 FORM = {
     "currency": "usd",
     "enabled_kinds": ["refund", "customer_credit"],
     "auto_approve_ceiling": "20.00",
     "two_person_threshold": "200.00",
+    "refund_ceiling": "150.00",
+    "customer_credit_ceiling": "",
+    "discount_ceiling": "25.00",
     "per_customer_cap": "300.00",
     "per_customer_cap_days": "30",
     "per_shop_cap": "",
@@ -63,6 +68,10 @@ def test_an_owner_saves_the_policy_in_dollars_and_days_and_the_checks_get_minor_
         30,
     )
     assert policy.per_shop_cap is None
+    assert policy.kind_ceilings == {
+        ActionKind.REFUND: {"usd": 15000},
+        ActionKind.DISCOUNT: {"usd": 2500},
+    }
     assert (policy.duplicate_window.days, policy.refund_window_days) == (3, 30)
     assert (policy.max_percent_off, policy.store_credit_bonus_percent) == (40, 10)
     assert policy.replacement_discount and policy.handover_owner == "jo@linen.example"
@@ -76,6 +85,8 @@ def test_the_form_opens_filled_in_from_the_current_version(client: FlaskClient, 
 
     assert re.search(r'name="two_person_threshold" value="200.00"', page)
     assert re.search(r'name="per_customer_cap_days" value="30"', page)
+    assert re.search(r'name="refund_ceiling" value="150.00"', page)
+    assert re.search(r'name="customer_credit_ceiling" value=""', page)
     assert re.search(r'name="duplicate_window_days" value="3"', page)
     assert re.search(r'value="refund" checked', page) and not re.search(
         r'value="discount" checked', page
@@ -97,6 +108,9 @@ def test_a_currency_without_decimals_is_written_as_whole_yen(
     [
         ({"two_person_threshold": "200.005"}, "two_person_threshold"),
         ({"auto_approve_ceiling": "twenty"}, "auto_approve_ceiling"),
+        ({"refund_ceiling": "12.345"}, "refund_ceiling"),
+        ({"customer_credit_ceiling": "-5.00"}, "customer_credit_ceiling"),
+        ({"discount_ceiling": "0"}, "discount_ceiling"),
         ({"refund_window_days": "0"}, "refund_window_days"),
         ({"duplicate_window_days": ""}, "duplicate_window_days"),
         ({"max_percent_off": "140"}, "max_percent_off"),
@@ -143,3 +157,52 @@ def test_each_version_says_who_saved_it_and_what_it_changed(
     assert "Version 3, by Ana Ruiz on" in newest
     assert re.search(r"<del>[^<]*40%[^<]*</del>", newest)
     assert re.search(r"<ins>[^<]*25%[^<]*</ins>", newest)
+
+
+def test_a_saved_ceiling_shows_in_the_version_diff(
+    client: FlaskClient, session: Session, shop: Shop
+) -> None:
+    _save(client, shop, FORM)
+    _save(client, shop, {**FORM, "refund_ceiling": "120.00", "discount_ceiling": ""})
+
+    page = text_of(open_page(client, shop, OWNER, "/app/policy"))
+
+    newest = page[page.index('data-version="3"') : page.index('data-version="2"')]
+    assert "<del>No single refund above $150.00.</del>" in newest
+    assert "<ins>No single refund above $120.00.</ins>" in newest
+    assert "<del>No single discount of an amount off above $25.00.</del>" in newest
+    first = page[page.index('data-version="2"') :]
+    assert "<ins>No single refund above $150.00.</ins>" in first
+
+
+def test_ceilings_in_other_currencies_are_kept_when_the_form_saves_in_one(
+    client: FlaskClient, session: Session, shop: Shop
+) -> None:
+    rules = {"kind_ceilings": {"refund": {"eur": 9000}, "customer_credit": {"gbp": 4000}}}
+    assert api(client, shop, OWNER, "PUT", "/api/shop/policy", {"rules": rules}).status_code == 200
+
+    answer = _save(client, shop, FORM)
+
+    assert answer.status_code == 200, answer.get_json()
+    assert answer.get_json()["policy"]["kind_ceilings"] == {
+        "customer_credit": {"gbp": 4000},
+        "discount": {"usd": 2500},
+        "refund": {"eur": 9000, "usd": 15000},
+    }
+
+
+def test_a_shop_selling_in_yen_opens_a_fresh_policy_in_whole_yen(
+    client: FlaskClient, session: Session, shop: Shop
+) -> None:
+    shop.currency = "jpy"  # as Shopify reported it at the install
+    session.commit()
+
+    page = text_of(open_page(client, shop, OWNER, "/app/policy"))
+
+    assert re.search(r'name="currency" value="jpy"', page)
+    assert re.search(r'name="refund_ceiling" value="" [^>]*placeholder="4800"', page)
+    assert "4800.00" not in page and "48.00" not in page
+    refused = _save(client, shop, {**FORM, "currency": "jpy", "refund_ceiling": "15000.50"})
+    assert refused.status_code == 400
+    assert refused.get_json()["error"]["field"] == "refund_ceiling"
+    assert "such as 4800" in refused.get_json()["error"]["message"]

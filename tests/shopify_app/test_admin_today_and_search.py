@@ -26,7 +26,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from app.actors import DRAFTER, Surface, system_actor
+from app.actors import DRAFTER, Surface, staff, system_actor
 from app.cases.models import Case, CaseStatus
 from app.cases.proposals import Approval
 from app.clock import utcnow
@@ -39,11 +39,14 @@ from app.conversations.service import (
     start_conversation,
 )
 from app.db import Base
-from app.guard import PolicyRules
+from app.guard import CapRule, PolicyRules
 from app.inbox.queue import QUEUE_LENGTH, CaseSearch, case_queue
 from app.inbox.today import today
+from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
+from app.shops.service import save_policy
+from app.web.people import people_of
 
 
 def _set_up(session: Session, shop: Shop) -> None:
@@ -233,9 +236,12 @@ def test_the_day_reads_the_same_on_sqlite_as_the_demo_runs_it(tmp_path: Path) ->
         refund.updated_at = refund.created_at + timedelta(seconds=90)
         session.commit()
 
-        day = today(session, shop.id, PolicyRules(), now)
+        cap = CapRule(Money(10000, "usd"), timedelta(days=30))
+        day = today(session, shop.id, PolicyRules(per_customer_cap=cap), now)
 
     assert day.resolved_this_week == 1
+    assert day.customer_cap is not None
+    assert day.customer_cap.customers == [("cus_Maya", Money(3000, "usd"))]
     assert day.days[-1].refunded == {"usd": 3000}
     assert day.to_confirmation == timedelta(seconds=90)
     assert day.to_approval is not None
@@ -344,3 +350,61 @@ def test_the_audit_log_reads_in_words_with_the_record_one_click_away(
     # The stored record, whole, behind a summary rather than across the page.
     assert '<details class="raw"><summary>The record as kept</summary>' in opened
     assert '"kind": "case.opened"' in opened
+
+
+def test_the_customers_nearest_the_per_customer_cap_are_drawn_against_it(
+    client: FlaskClient, session: Session, shop: Shop
+) -> None:
+    maya = a_customer(session, shop)
+    for subject, amount, status in (
+        ("Torn apron", 4800, "succeeded"),
+        ("Second apron", 3000, "submitting"),  # on its way counts too, as the guard counts it
+        ("Refused refund", 9900, "failed"),  # moved nothing: not counted
+    ):
+        case = a_case(session, shop, subject, customer=maya, status=CaseStatus.RESOLVED)
+        an_action(session, shop, case, a_proposal(session, shop, case, amount=amount), status)
+    other = a_case(session, shop, "Another customer's credit", status=CaseStatus.RESOLVED)
+    credit = a_proposal(session, shop, other, amount=1200)
+    credit.customer_ref = "cus_Unknown"
+    an_action(session, shop, other, credit, "succeeded")
+    save_policy(
+        session,
+        shop=shop,
+        actor=staff(OWNER, Surface.SHOPIFY_ADMIN),
+        rules={"per_customer_cap": {"amount": 10000, "currency": "usd", "period_seconds": 2592000}},
+        now=utcnow(),
+    )
+    session.commit()
+
+    page = text_of(open_page(client, shop, VIEWER, "/app"))
+
+    # Most spent first, by name where Caseward knows one, the cap drawn across.
+    label = re.search(
+        r'role="img" aria-label="(The customers nearest the per-customer cap[^"]*)"', page
+    )
+    assert label is not None
+    assert label.group(1) == (
+        "The customers nearest the per-customer cap (30 days). "
+        "the cap: $100.00; Maya: $78.00; cus_Unknown: $12.00"
+    )
+    assert 'class="limit"' in page
+
+
+def test_caseward_the_providers_and_the_policy_are_named_not_coded(
+    session: Session, shop: Shop
+) -> None:
+    people = people_of(
+        session,
+        shop.id,
+        drafter="Claude (drafter)",
+        customer="the customer",
+        policy="the shop's policy (version %(version)s)",
+    )
+
+    assert people.of(system_actor("provider:stripe", Surface.PROVIDER).ref) == "Stripe"
+    assert people.of(system_actor("gorgias", Surface.HELPDESK).ref) == "Gorgias"
+    assert people.of(DRAFTER.ref) == "Claude (drafter)"
+    assert people.of(system_actor("policy:v3", Surface.WORKER).ref) == (
+        "the shop's policy (version 3)"
+    )
+    assert people.of("customer:cus_Maya") == "the customer"

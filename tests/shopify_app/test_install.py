@@ -1,7 +1,8 @@
 """Installing as Shopify installs embedded apps: the first session token is exchanged for
-an offline token, the account owner becomes owner, everyone else a viewer; uninstalling
-(delivered by the sandbox, maybe twice) stops the shop; a reinstall starts read-only with
-every case and audit event kept; an expiring token is refreshed once, under a lock."""
+an offline token, the account owner becomes owner, everyone else a viewer; the store's
+currency is kept as Shopify reports it; uninstalling (delivered by the sandbox, maybe twice)
+stops the shop; a reinstall starts read-only with every case and audit event kept; an
+expiring token is refreshed once, under a lock."""
 
 from __future__ import annotations
 
@@ -23,11 +24,12 @@ from app.audit import AuditEvent, verify_chain
 from app.clock import utcnow
 from app.crypto import secret_box
 from app.settings import Settings
-from app.shopify.install import usable_token
+from app.shopify.install import shop_currency, usable_token
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop, StaffMember
 from app.web.shopify_admin import shopify_auth
-from integrations.shopify.sandbox import Clock, SandboxShop, ShopifySandbox
+from integrations.shopify.auth import ShopifyAuth
+from integrations.shopify.sandbox import Clock, Fault, SandboxShop, ShopifySandbox
 
 OWNER, CLERK = 1001, 1002
 
@@ -87,6 +89,28 @@ def _shop(session: Session, domain: str) -> Shop:
     return session.scalars(select(Shop).where(Shop.domain == domain)).one()
 
 
+def _refresh_due(session: Session, shop: Shop) -> ShopifyInstall:
+    """An hour on: 30 s left, inside the last minute when Shopify's package refreshes."""
+    stored = session.get(ShopifyInstall, shop.id)
+    assert stored is not None and stored.access_token_expires_at is not None
+    stored.access_token_expires_at = utcnow() + timedelta(seconds=30)
+    session.commit()
+    return stored
+
+
+def _usable_token(session: Session, shop: Shop, auth: ShopifyAuth, settings: Settings) -> str:
+    token = usable_token(
+        session,
+        shop,
+        box=secret_box(settings),
+        refresh=auth.refresh_if_needed,
+        currency_of=lambda fresh: shop_currency(shop.domain, fresh, auth.http_client),
+        now=utcnow(),
+    )
+    session.commit()
+    return token.token
+
+
 def test_the_first_visit_installs_the_shop_read_only_with_its_owner_and_an_encrypted_token(
     client: FlaskClient, session: Session, shopify: ShopifySandbox, linen: SandboxShop
 ) -> None:
@@ -101,6 +125,50 @@ def test_the_first_visit_installs_the_shop_read_only_with_its_owner_and_an_encry
     assert (member.user_id, member.role) == (str(OWNER), "owner")
     # Installing starts the read-only check of the shop's history, on read scopes alone.
     assert _kinds(session, shop) == ["shop.installed", "staff.joined", "history.scan_started"]
+
+
+def test_the_install_keeps_the_currency_the_store_sells_in(
+    client: FlaskClient, session: Session, shopify: ShopifySandbox
+) -> None:
+    kyoto = shopify.create_shop("kyoto-linen", currency="JPY", owner_user_id=OWNER)
+
+    _open_app(client, shopify, kyoto.domain, OWNER)
+
+    shop = _shop(session, kyoto.domain)
+    assert shop.currency == "jpy"
+    installed = session.scalars(
+        select(AuditEvent).where(AuditEvent.shop_id == shop.id, AuditEvent.kind == "shop.installed")
+    ).one()
+    assert installed.data["currency"] == "jpy"
+
+
+def test_shopify_not_saying_the_currency_does_not_stop_the_install_and_a_refresh_asks_again(
+    client: FlaskClient,
+    session: Session,
+    shopify: ShopifySandbox,
+    linen: SandboxShop,
+    settings: Settings,
+    app: Flask,
+) -> None:
+    shopify.arm_fault(Fault(kind="error_500_before_commit", operation="Shop"))
+
+    html = _open_app(client, shopify, linen.domain, OWNER)
+
+    shop = _shop(session, linen.domain)
+    assert shop.currency is None and "read-only" in html
+    _refresh_due(session, shop)
+    auth = shopify_auth(app)
+    assert auth is not None
+    _usable_token(session, shop, auth, settings)
+
+    shop = _shop(session, linen.domain)
+    assert shop.currency == "usd"
+    assert _kinds(session, shop)[-1] == "shop.currency_learned"
+    # Known now: the next refresh does not ask.
+    _refresh_due(session, shop)
+    _usable_token(session, shop, auth, settings)
+    asked = [op for op in shopify.received_operations(linen.domain) if op.name == "Shop"]
+    assert len(asked) == 2  # at the install, and at the first refresh
 
 
 def test_staff_other_than_the_account_owner_start_as_viewers(
@@ -119,7 +187,7 @@ def test_staff_other_than_the_account_owner_start_as_viewers(
     assert "you are viewer" in html
 
 
-def test_each_person_is_kept_with_the_name_shopify_knows_them_by(
+def test_each_person_is_kept_with_the_name_shopify_knows_them_by_even_if_admitted_before(
     client: FlaskClient, session: Session, shopify: ShopifySandbox, linen: SandboxShop
 ) -> None:
     shopify.add_staff(
@@ -135,6 +203,23 @@ def test_each_person_is_kept_with_the_name_shopify_knows_them_by(
         ).all()
     )
     assert people == {str(OWNER): f"Owner {OWNER}", str(CLERK + 1): "Ana Ruiz"}
+
+    # Someone admitted before Caseward kept names is named by Shopify on their next visit.
+    ana = session.scalars(
+        select(StaffMember).where(
+            StaffMember.shop_id == shop.id, StaffMember.user_id == str(CLERK + 1)
+        )
+    ).one()
+    ana.name = None
+    session.commit()
+    _open_app(client, shopify, linen.domain, CLERK + 1)
+    session.expire_all()
+    assert ana.name == "Ana Ruiz"
+    named = session.scalars(
+        select(AuditEvent).where(AuditEvent.shop_id == shop.id, AuditEvent.kind == "staff.named")
+    ).one()
+    assert named.data == {"user_id": str(CLERK + 1), "name": "Ana Ruiz"}
+    assert verify_chain(session, shop.id).broken_at is None
 
 
 def test_uninstall_delivered_twice_then_reinstall_starts_clean_and_keeps_the_evidence(
@@ -186,25 +271,27 @@ def test_an_expiring_token_is_refreshed_once_and_the_new_one_kept(
 ) -> None:
     _open_app(client, shopify, linen.domain, OWNER)
     shop = _shop(session, linen.domain)
-    stored = session.get(ShopifyInstall, shop.id)
-    assert stored is not None and stored.access_token_expires_at is not None
-    # An hour on: 30 s left, inside the last minute when Shopify's package refreshes.
-    stored.access_token_expires_at = utcnow() + timedelta(seconds=30)
-    session.commit()
+    stored = _refresh_due(session, shop)
     auth = shopify_auth(app)
     assert auth is not None
     box = secret_box(settings)
     first_token = box.decrypt(stored.encrypted_access_token)
 
     now = utcnow()
-    refreshed = usable_token(session, shop, box=box, refresh=auth.refresh_if_needed, now=now)
+    refreshed = usable_token(
+        session,
+        shop,
+        box=box,
+        refresh=auth.refresh_if_needed,
+        currency_of=lambda fresh: shop_currency(shop.domain, fresh, auth.http_client),
+        now=now,
+    )
     session.commit()
-    again = usable_token(session, shop, box=box, refresh=auth.refresh_if_needed, now=utcnow())
-    session.commit()
+    again = _usable_token(session, shop, auth, settings)
 
     assert refreshed.token != first_token
     assert refreshed.expires_at is not None and refreshed.expires_at - now > timedelta(minutes=59)
-    assert again.token == refreshed.token  # kept, not refreshed a second time
+    assert again == refreshed.token  # kept, not refreshed a second time
     install = session.get(ShopifyInstall, shop.id)
     assert install is not None and install.refreshed_at == now
     token_calls = [

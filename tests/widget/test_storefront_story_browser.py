@@ -23,11 +23,9 @@ Screenshots of the open panel at each step, and on a phone, are kept for docs/co
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +35,7 @@ import pytest
 import stripe
 from flask import Flask
 from sandbox_settings import with_sandbox
+from screenshots import screenshot_folder
 from shopify_support import serving_sandbox
 from storefront_support import APP_SECRET, CLIENT_ID, newest_code
 
@@ -56,13 +55,7 @@ pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
 )
 AXE = Path(__file__).resolve().parents[2] / "widget" / "node_modules" / "axe-core" / "axe.min.js"
-# The guide's screenshots are renewed only on request, so an ordinary run leaves the
-# checkout as it was; otherwise they go to a temporary folder.
-SCREENSHOTS = (
-    Path(__file__).resolve().parent / "screenshots"
-    if os.environ.get("CASEWARD_SCREENSHOTS") == "1"
-    else Path(tempfile.gettempdir()) / "caseward-screenshots"
-)
+SCREENSHOTS = screenshot_folder(Path(__file__).resolve().parent / "screenshots")
 TIMEOUT = 30_000  # a deadline a loaded machine meets; the widget polls every 5 s
 # Sandbox seconds a refund stays pending: the test moves the sandbox's clock past them
 # once the shopper has seen "submitted", so that state is never missed between polls.

@@ -23,7 +23,7 @@ from app.conversations.models import Author
 from app.conversations.service import MAX_MESSAGE
 from app.drafting.result import NextStep
 from app.execution.models import ActionStatus
-from app.guard import IdentityLevel
+from app.guard import MONEY_KINDS, IdentityLevel
 from app.guard.policy import (
     MAX_AMOUNT,
     MAX_CREDIT_BONUS_PERCENT,
@@ -37,6 +37,7 @@ from app.history_audit.findings import Rule
 from app.history_audit.models import ScanStatus
 from app.history_audit.report import EXPORT_FORMATS
 from app.history_audit.scan import DEFAULT_WINDOW_DAYS, MAX_WINDOW_DAYS, PROVIDERS
+from app.shops.policy_form import CEILING_FIELDS
 from app.staff.members import ROLES
 from app.staff.tokens import MAX_LIFETIME
 from app.validation import (
@@ -270,6 +271,9 @@ _POLICY_RULES = _object(
         "enabled_kinds": {"type": "array", "items": _enum(ActionKind)},
         "auto_approve_ceiling": _CURRENCY_AMOUNTS,
         "two_person_threshold": _CURRENCY_AMOUNTS,
+        "kind_ceilings": _object(
+            {kind.value: _CURRENCY_AMOUNTS for kind in sorted(MONEY_KINDS)}, closed=True
+        ),
         "duplicate_window_seconds": _int(1, _SECONDS_MAX),
         "refund_window_days": _nullable(_int(1, MAX_DAYS)),
         "per_customer_cap": _CAP,
@@ -1109,6 +1113,7 @@ PATHS: dict[str, dict[str, Any]] = {
                         for name in (
                             "auto_approve_ceiling",
                             "two_person_threshold",
+                            *CEILING_FIELDS.values(),
                             "per_customer_cap",
                             "per_shop_cap",
                         )

@@ -10,14 +10,21 @@ app secret exactly as Shopify signs them:
   the admin's own address (``/store/{name}/apps/{handle}/app/cases/{id}``, as links to a
   case inside the admin are written): the admin page, framing the app's ``/{path}``
   (``/app`` by default) with Shopify's query (``embedded``, ``shop``, ``host``,
-  ``id_token``) and answering the frame's requests for a fresh token. Without ``user``
-  (the real admin knows who is signed in) it asks which of the shop's staff you are;
+  ``id_token``) and answering the frame's requests for a fresh token. It looks like the
+  admin, drawn with the app's own copy of Polaris' stylesheet: a dark top bar with the
+  shop, a left sidebar with the app's pages, whose links open the same admin page at the
+  page's path. Without ``user`` (the real admin knows who is signed in) it asks which of
+  the shop's staff you are;
 - ``GET /admin-standin/app-bridge.js``: what the app loads instead of App Bridge (point
   the app's App Bridge URL here): ``shopify.idToken()`` asks the admin page for a token,
-  same-origin ``fetch`` calls carry it as ``Authorization: Bearer``, and on the app's
+  same-origin ``fetch`` calls carry it as ``Authorization: Bearer``, on the app's
   patch-id-token page (a link or reload inside the frame lands there, without a token)
-  it reloads the page named by ``shopify-reload`` with a fresh ``id_token``, as App
-  Bridge does;
+  it reloads the page named by ``shopify-reload`` with a fresh ``id_token``, and it
+  defines ``<ui-nav-menu>``, handing its links to the admin page, which draws them as the
+  app's navigation in its left sidebar, as App Bridge does;
+- ``GET /admin-standin/polaris.js``: beside App Bridge, where the app loads Polaris' web
+  components. They are Shopify's own and not copied here: the script defines nothing, and
+  the pages draw those elements with Polaris' stylesheet (``:not(:defined)``);
 - ``GET /admin-standin/session-token?shop=...&user=...``: a fresh token, for the page.
 
 Only staff the sandbox knows, of a shop where the app is installed, get a token.
@@ -41,6 +48,7 @@ PREFIX = "/admin-standin/"
 # The real admin's own paths to an app, served here too.
 ADMIN_PATHS = "/store/"
 _MESSAGE = "caseward-standin:id-token"
+_NAV_MESSAGE = "caseward-standin:nav-menu"
 
 _BRIDGE = """\
 (function () {
@@ -82,24 +90,105 @@ _BRIDGE = """\
       });
     }
   }
+  // The admin draws the app's navigation from <ui-nav-menu>: its links, with the page
+  // the frame shows, go to the admin page once the page's markup is read.
+  customElements.define("ui-nav-menu", class extends HTMLElement {
+    connectedCallback() {
+      const announce = () => window.parent.postMessage({
+        type: "%(nav)s",
+        current: window.location.pathname,
+        links: Array.from(this.querySelectorAll("a"), (link) => ({
+          text: link.textContent.trim(), href: link.href, home: link.rel === "home",
+        })),
+      }, "*");
+      if (document.readyState === "loading") {
+        document.addEventListener("DOMContentLoaded", announce, { once: true });
+      } else {
+        announce();
+      }
+    }
+  });
 })();
 """
+
+_POLARIS = """\
+/* Polaris web components are Shopify's own, served beside App Bridge, and not copied
+   here. Offline the pages draw those elements (s-page, s-section, ...) with Polaris'
+   stylesheet, which styles them while they are not defined: so nothing is defined. */
+"""
+
+_SCRIPTS = {
+    "app-bridge.js": _BRIDGE % {"message": _MESSAGE, "nav": _NAV_MESSAGE},
+    "polaris.js": _POLARIS,
+}
 
 _PAGE = """\
 <!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Shopify admin (sandbox) · %(shop)s</title>
-<style>body{margin:0;font:14px system-ui,sans-serif}
-header{padding:.5rem 1rem;background:#1a1a1a;color:#fff}
-iframe{border:0;width:100%%;height:calc(100vh - 2.5rem)}</style></head>
+<link rel="stylesheet" href="%(polaris)s">
+<style>
+body{display:grid;grid-template:auto 1fr/var(--pg-navigation-width) 1fr;height:100vh;
+  background:var(--p-color-bg);color:var(--p-color-text);font-size:var(--p-font-size-325)}
+header{grid-column:1/-1;padding:var(--p-space-300) var(--p-space-400);
+  background:var(--p-color-bg-inverse);color:var(--p-color-text-inverse)}
+header strong{font-weight:var(--p-font-weight-semibold)}
+nav{padding:var(--p-space-300) var(--p-space-200);background:var(--p-color-nav-bg)}
+nav a{display:block;padding:var(--p-space-150) var(--p-space-300);
+  border-radius:var(--p-border-radius-200);color:var(--p-color-text);text-decoration:none}
+nav a:hover{background:var(--p-color-nav-bg-surface-hover)}
+nav #app-home{font-weight:var(--p-font-weight-semibold)}
+nav ul{margin:0;padding:0 0 0 var(--p-space-300);list-style:none}
+nav a[aria-current=page]{background:var(--p-color-nav-bg-surface-selected);
+  font-weight:var(--p-font-weight-semibold)}
+iframe{border:0;width:100%%;height:100%%}
+</style></head>
 <body>
-<header>Shopify admin (sandbox) · %(shop)s · user %(user)s</header>
+<header><strong>Shopify admin (sandbox)</strong> · %(shop)s · user %(user)s</header>
+<nav aria-labelledby="app-home"><a id="app-home" href="%(home)s">%(handle)s</a><ul></ul></nav>
 <iframe id="app" name="app-iframe" title="%(handle)s" src="%(src)s"></iframe>
 <script>
 const frame = document.getElementById("app");
+const app = %(app_url)s;
+const admin = %(admin)s;
+// A link into the app opens the admin at the same path, which frames it with a fresh token.
+function inAdmin(href) {
+  if (!href.startsWith(app + "/")) return null;
+  return admin.base + "/" + trimmed(href.slice(app.length + 1).split("?")[0]) + admin.query;
+}
+function trimmed(path) {
+  return path.endsWith("/") ? path.slice(0, -1) : path;
+}
+function drawNavigation(data) {
+  const home = document.getElementById("app-home");
+  const items = document.querySelector("nav ul");
+  const links = data.links.filter((link) => inAdmin(link.href) !== null);
+  // The page the frame shows belongs to the link whose path is its longest beginning;
+  // the app's first page (one segment, "/app") only to itself, not to every page below it.
+  const path = (link) => trimmed(new URL(link.href).pathname);
+  const shown = trimmed(data.current);
+  const below = (link) => path(link).split("/").length > 2 && shown.startsWith(path(link) + "/");
+  const current = links.filter((link) => !link.home && (shown === path(link) || below(link)))
+    .sort((a, b) => path(b).length - path(a).length)[0];
+  items.replaceChildren(...links.filter((link) => !link.home).map((link) => {
+    const item = document.createElement("li");
+    const anchor = item.appendChild(document.createElement("a"));
+    anchor.href = inAdmin(link.href);
+    anchor.textContent = link.text;
+    if (link === current) anchor.setAttribute("aria-current", "page");
+    return item;
+  }));
+  const named = links.find((link) => link.home);
+  if (named) {
+    home.textContent = named.text;
+    home.href = inAdmin(named.href);
+  }
+}
 window.addEventListener("message", async (event) => {
   const data = event.data || {};
-  if (event.source !== frame.contentWindow || data.type !== "%(message)s") return;
+  if (event.source !== frame.contentWindow) return;
+  if (data.type === "%(nav)s") return drawNavigation(data);
+  if (data.type !== "%(message)s") return;
   const answer = await fetch(%(token_url)s);
   const body = await answer.json();
   frame.contentWindow.postMessage({ type: "%(message)s", id: data.id, token: body.token }, "*");
@@ -131,9 +220,8 @@ class AdminStandIn:
         path = parts.path.removeprefix(PREFIX).removeprefix("/")
         if method != "GET":
             return _text(405, "GET only")
-        if path == "app-bridge.js":
-            script = _BRIDGE % {"message": _MESSAGE}
-            return Response(200, script.encode(), {"Content-Type": "text/javascript"})
+        if path in _SCRIPTS:
+            return Response(200, _SCRIPTS[path].encode(), {"Content-Type": "text/javascript"})
         if path == "session-token":
             return self._session_token(query.get("shop", ""), query.get("user", ""))
         segments = path.split("/")
@@ -174,13 +262,24 @@ class AdminStandIn:
             return _text(403, "no such staff member of an installed shop, or no app URL set")
         host = base64.urlsafe_b64encode(f"admin.shopify.com/store/{name}".encode()).decode()
         query = {"embedded": "1", "shop": shop, "host": host.rstrip("="), "id_token": token}
+        app_url = self.app_url.rstrip("/")
+        # The admin's own address of the app, as its navigation links to the app's pages.
+        admin = {
+            "base": f"{ADMIN_PATHS}{name}/apps/{handle}",
+            "query": f"?{urlencode({'user': user})}",
+        }
         page = _PAGE % {
             "shop": html.escape(shop),
             "user": html.escape(user),
             "handle": html.escape(handle),
-            "src": html.escape(f"{self.app_url.rstrip('/')}/{inner}?{urlencode(query)}"),
+            "src": html.escape(f"{app_url}/{inner}?{urlencode(query)}"),
+            "polaris": html.escape(f"{app_url}/static/polaris.css"),
+            "home": html.escape(f"{admin['base']}{admin['query']}"),
+            "app_url": _script_value(app_url),
+            "admin": _script_value(admin),
             "message": _MESSAGE,
-            "token_url": json.dumps(
+            "nav": _NAV_MESSAGE,
+            "token_url": _script_value(
                 f"{PREFIX}session-token?{urlencode({'shop': shop, 'user': user})}"
             ),
         }
@@ -198,3 +297,8 @@ class AdminStandIn:
 
 def _text(status: int, message: str) -> Response:
     return Response(status, message.encode(), {"Content-Type": "text/plain; charset=utf-8"})
+
+
+def _script_value(value: object) -> str:
+    """A value written into the page's script: JSON that cannot close the script element."""
+    return json.dumps(value).replace("<", "\\u003c")
