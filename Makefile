@@ -57,16 +57,16 @@ $(STAMP): pyproject.toml widget/package-lock.json
 
 # The message catalogues under app/translations, after a page or a said() changed: extract,
 # update every language, compile (the .mo files are committed beside the .po files). Two
-# domains: the admin's (messages, English only: babel.cfg) and the shopper's (customer, every
-# language the chat speaks: customer.cfg). A new message of the shopper's is translated in
-# each language's customer.po, then this runs again to compile it.
+# domains: the admin's (messages: babel.cfg) and the shopper's (customer: customer.cfg), each
+# in every language the chat speaks. A new message is translated in each language's
+# messages.po or customer.po, then this runs again to compile it.
 translations: $(STAMP)
 	mkdir -p build
 	$(BIN)/pybabel extract -F app/translations/babel.cfg --no-location --sort-output \
 		-o build/messages.pot .
-	$(BIN)/pybabel update -i build/messages.pot -d app/translations -l en \
+	$(BIN)/pybabel update -i build/messages.pot -d app/translations \
 		--no-fuzzy-matching --ignore-obsolete --ignore-pot-creation-date
-	$(BIN)/pybabel compile -d app/translations -l en
+	$(BIN)/pybabel compile -d app/translations --statistics
 	$(BIN)/pybabel extract -F app/translations/customer.cfg \
 		--no-default-keywords -k said -k said_n:1,2 \
 		--no-location --sort-output -o build/customer.pot .

@@ -5,8 +5,8 @@ header it reads exactly as it always has, and the record of a refusal keeps the 
 The examples name money: an owner's malformed approval limit (its example amount) and an
 approval over the approver's limit.
 
-English is the only catalogue that ships, so French words read English; a pseudo-locale
-catalogue (every sentence its English in ⟦ ⟧) shows the words themselves come from the
+French reads French from the shipped catalogue; a pseudo-locale catalogue (every sentence
+its English in ⟦ ⟧, loaded over the shipped one) shows every word comes from the
 catalogue, nested sentences included.
 """
 
@@ -37,7 +37,10 @@ DOMAIN = "words-linen.myshopify.com"
 OWNER, APPROVER = "olga.owner", "abe.approver"
 ENGLISH_PO = Path(__file__).resolve().parents[2] / "app/translations/en/LC_MESSAGES/messages.po"
 ENGLISH = "an approval limit is a whole, non-negative number of minor units (4800 is $48.00)"
-FRENCH = "an approval limit is a whole, non-negative number of minor units (4800 is 48,00\u00a0$US)"
+FRENCH = (
+    "une limite d'approbation est un nombre entier positif ou nul d'unités mineures "
+    "(4800 correspond à 48,00\u00a0$US)"
+)
 
 
 @pytest.fixture
@@ -96,7 +99,7 @@ def test_a_refusal_writes_its_money_as_the_callers_language_does(
         ({}, f"{APPROVER_OF_LINEN} may approve up to $10.00, not $48.00"),
         (
             {"Accept-Language": "fr-FR"},
-            f"{APPROVER_OF_LINEN} may approve up to 10,00\u00a0$US, not 48,00\u00a0$US",
+            f"{APPROVER_OF_LINEN} peut approuver jusqu'à 10,00\u00a0$US, et non 48,00\u00a0$US",
         ),
     ],
     ids=["no header", "fr-FR"],
@@ -126,8 +129,8 @@ def test_an_approval_over_the_approvers_limit_names_both_amounts_in_the_callers_
 
 @pytest.fixture
 def pseudo_french(app: Flask, tmp_path: Path) -> Iterator[None]:
-    """A French catalogue whose every message is its English in ⟦ ⟧, listed before the
-    shipped catalogues."""
+    """A French catalogue whose every message is its English in ⟦ ⟧, listed after the
+    shipped catalogues so that its words are the ones said."""
     with ENGLISH_PO.open("rb") as po:
         catalogue = read_po(po, locale="fr")
     for message in catalogue:
@@ -140,7 +143,8 @@ def pseudo_french(app: Flask, tmp_path: Path) -> Iterator[None]:
     folder.mkdir(parents=True)
     with (folder / "messages.mo").open("wb") as mo:
         write_mo(mo, catalogue)
-    app.config["BABEL_TRANSLATION_DIRECTORIES"] = f"{tmp_path / 'pseudo'};translations"
+    # Loaded last, the pseudo-catalogue's messages win over the shipped French.
+    app.config["BABEL_TRANSLATION_DIRECTORIES"] = f"translations;{tmp_path / 'pseudo'}"
     admin_text.init_app(app)  # Flask-Babel reads its directories when it is installed
     _forget_loaded_catalogues(app)
     yield

@@ -1,6 +1,7 @@
-"""In a real browser, an admin page opened in the admin's language asks Caseward's API in
-that language (``Accept-Language``), so a refusal can come back in the words and number
-formats the page uses (what the API then says: tests/api/test_errors_in_readers_language.py).
+"""In a real browser, an admin page opened in the admin's language reads in it and asks
+Caseward's API in that language (``Accept-Language``), so a refusal comes back in the
+words and number formats the page uses (what the API then says:
+tests/api/test_errors_in_readers_language.py).
 
 Shopify opens the app with the admin's ``locale`` in the address; the sandbox's stand-in
 admin does not add one, so the test adds it to the address the stand-in frames.
@@ -47,10 +48,13 @@ def test_the_page_asks_the_api_in_its_own_language(
 
     page.goto(f"{shopify.url}/admin-standin/store/linen/apps/caseward?user={in_a_browser.OWNER}")
     app = page.frame_locator("#app")
-    app.get_by_label("Restricted key").fill("sk_test_" + "4" * 24)
-    app.get_by_role("button", name="Test key").click()
+    # The page in French, from the admin's catalogue.
+    app.get_by_label("Clé restreinte").fill("sk_test_" + "4" * 24)
+    app.get_by_role("button", name="Tester la clé").click()
 
-    # The refusal is shown as the API said it (the adapter's own words, here).
-    expect(app.locator("#stripe-key output")).to_contain_text("does not accept secret keys")
+    # The refusal is shown as the API said it, in French too.
+    expect(app.locator("#stripe-key output")).to_contain_text(
+        "Caseward n'accepte pas les clés secrètes"
+    )
     [test_key] = asked
     assert test_key.all_headers()["accept-language"] == "fr-CA"

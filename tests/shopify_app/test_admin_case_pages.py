@@ -10,7 +10,6 @@ find nothing at all. Money and dates follow the admin's language.
 
 from __future__ import annotations
 
-import io
 import re
 import uuid
 from dataclasses import dataclass
@@ -30,10 +29,6 @@ from admin_pages_support import (
     open_page,
     text_of,
 )
-from babel.messages.extract import extract_from_dir
-from babel.messages.frontend import parse_mapping_cfg
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
 from flask.testing import FlaskClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -429,21 +424,6 @@ def test_the_admins_locale_is_used_only_when_babel_knows_it(
     assert shown in page
 
 
-def test_every_message_of_the_admin_is_in_the_catalogue() -> None:
-    with (ROOT / "app" / "translations" / "babel.cfg").open() as config:
-        method_map, options_map = parse_mapping_cfg(config)
-    extracted = {
-        message[2] if isinstance(message[2], str) else message[2][0]
-        for message in extract_from_dir(str(ROOT), method_map, options_map)
-    }
-    with (ROOT / "app/translations/en/LC_MESSAGES/messages.po").open("rb") as po:
-        catalogue = read_po(po)
-    listed = {m.id if isinstance(m.id, str) else m.id[0] for m in catalogue if m.id}
-
-    assert extracted - listed == set(), "extract and update: see app/translations/babel.cfg"
-    assert listed - extracted == set(), "the catalogue lists messages no page uses"
-
-
 def test_every_audit_event_the_code_records_has_words() -> None:
     """The audit log and the case history show each event in words, never its code."""
     recorded = {
@@ -454,13 +434,3 @@ def test_every_audit_event_the_code_records_has_words() -> None:
 
     assert len(recorded) > 30  # the pattern still finds them
     assert recorded - set(WORDS["event"]) == set()
-
-
-def test_the_committed_compiled_catalogue_is_its_po_compiled() -> None:
-    folder = ROOT / "app/translations/en/LC_MESSAGES"
-    with (folder / "messages.po").open("rb") as po:
-        catalogue = read_po(po)
-    compiled = io.BytesIO()
-    write_mo(compiled, catalogue)
-
-    assert (folder / "messages.mo").read_bytes() == compiled.getvalue(), "run pybabel compile"
