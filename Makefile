@@ -35,6 +35,8 @@ DEMO_ENV := PATH="$(CURDIR)/$(BIN):$$PATH" \
 	SHOPIFY_APP_BRIDGE_URL="$(SHOPIFY_SANDBOX)/admin-standin/app-bridge.js" \
 	SHOPIFY_ADMIN_ORIGIN="$(SHOPIFY_SANDBOX)" \
 	GORGIAS_API_BASE="http://127.0.0.1:12114" \
+	SLACK_API_BASE="http://127.0.0.1:12116" \
+	SLACK_SANDBOX_CONTROL_TOKEN=caseward-demo-slack-control \
 	GORGIAS_SANDBOX_CONTROL_TOKEN=caseward-demo-gorgias-control \
 	STRIPE_SANDBOX_CONTROL_TOKEN=caseward-demo-stripe-control
 
@@ -76,6 +78,7 @@ translations: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_money_path.py
+	$(BIN)/python tests/benchmarks/bench_whatif.py
 
 # Where a worker's time goes: py-spy samples a real worker executing approved refunds.
 profile: $(STAMP)

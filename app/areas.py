@@ -2,16 +2,19 @@
 
 Loading maps every table (:mod:`app.models`) and connects each area's receivers to the
 money executor's signals (:mod:`app.execution.events`): approvals reopen a proposal whose
-approval expired, conversations tell the customer of a new status. :data:`SWEEPS` lists
-each area's sweep of the work it is owed, in the order the sweeper runs them: money first.
+approval expired, conversations tell the customer of a new status, alerts tell the
+owner. :data:`SWEEPS` lists each area's sweep of the work it is owed, in the order the
+sweeper runs them: money first.
 """
 
 from __future__ import annotations
 
 # Loaded for what loading does: every table mapped; the receivers of the money
 # executor's signals connected (a proposal whose approval expired is reopened, the
-# customer is told of a new status).
+# customer is told of a new status, the owner of a brake tripped and what else they
+# must hear).
 from app import audit_checkpoints, models  # noqa: F401
+from app.alerts import jobs as alerts
 from app.approvals import service as approvals  # noqa: F401
 from app.conversations import updates  # noqa: F401
 from app.drafting import jobs as drafting
@@ -23,6 +26,8 @@ from app.privacy import jobs as privacy
 
 SWEEPS: tuple[Sweep, ...] = (
     execution.SWEEP,
+    # Right after the executor's: an owner hears of what its sweep escalated at once.
+    alerts.SWEEP,
     audit_checkpoints.SWEEP,
     helpdesk.SWEEP,
     privacy.SWEEP,

@@ -9,6 +9,12 @@ afterwards it tells what has become of the proposed refund, read from the databa
 The Stripe webhook endpoint is registered only once the shop is committed, so the
 sandbox's first deliveries find the connection they are addressed to.
 
+The shop brakes as a careful merchant's would (:data:`DEMO_BRAKES`), and when the demo
+runs a Slack sandbox its alerts go to a channel there too (:data:`DEMO_SLACK_WEBHOOK`).
+
+A second customer, Theo, writes that his order #1002 never arrived though the carrier marked
+it delivered: the refund drafted for him raises an abuse signal (:func:`seed_signal_case`).
+
 The same people are staff of the store in the Shopify sandbox (users 1001-1003, and
 1004 with no role); inside the sandbox's stand-in admin they act under those ids, so
 the demo gives each id the role and limits its staff-API self has. The Shopify sandbox
@@ -36,6 +42,7 @@ from stripe import StripeClient
 
 from app import audit
 from app.actors import Actor, ActorKind, Surface, staff, system_actor
+from app.alerts.service import save_slack
 from app.approvals.drafts import parse_draft
 from app.approvals.service import ProposalResult, create_proposal
 from app.cases.models import Case, Customer, Order
@@ -52,6 +59,7 @@ from app.crypto import SecretBox, secret_box
 from app.db import make_engine, make_session_factory
 from app.drafting.drafters import RulesDrafter
 from app.drafting.service import CaseAtHand, draft_now
+from app.execution.brakes import BrakeSettings, save_brakes
 from app.execution.models import Action, ActionStatus
 from app.guard import IdentityLevel
 from app.helpdesk.connection import SECRET_HEADER, gorgias_connection, save_gorgias_connection
@@ -114,6 +122,15 @@ ORDER_NAME = "#1001"
 # Where the seeder hands the Shopify sandbox the Stripe payment that paid order #1001
 # (the Procfile's shopify line reads it from the same place).
 PAYMENT_HANDOFF = "demo-payment-intent"
+# The demo shop's brakes: ceilings a shop of its size might set, the breaker as it comes.
+DEMO_BRAKES = BrakeSettings(
+    money_per_hour={"usd": 50_000},
+    money_per_day={"usd": 200_000},
+    actions_per_hour=20,
+    actions_per_day=100,
+)
+# Slack's address of the demo shop's channel; the Slack sandbox takes its posts.
+DEMO_SLACK_WEBHOOK = "https://hooks.slack.com/services/TLINEN/BCASEWARD/linen-and-loom-demo"
 
 
 @dataclass(frozen=True)
@@ -410,13 +427,15 @@ class _Drafted:
     proposal: ProposalResult | None
 
 
-def _conversation(session: Session, shop: Shop, channel: Channel, now: datetime) -> Conversation:
+def _conversation(
+    session: Session, shop: Shop, channel: Channel, now: datetime, actor: Actor = AS_MAYA
+) -> Conversation:
     return start_conversation(
         session,
         shop_id=shop.id,
         channel=channel,
         channel_ref=storefront_ref(uuid.uuid4().hex),
-        actor=AS_MAYA,
+        actor=actor,
         now=now,
     )
 
@@ -431,9 +450,10 @@ def _drafted(
     adapters: AdapterFactory,
     settings: Settings,
     now: datetime,
+    actor: Actor = AS_MAYA,
 ) -> _Drafted:
     received = receive_message(
-        session, conversation=conversation, body=text, actor=AS_MAYA, now=now, subject=subject
+        session, conversation=conversation, body=text, actor=actor, now=now, subject=subject
     )
     assert received is not None
     _, case = received
@@ -441,6 +461,97 @@ def _drafted(
         CaseAtHand(session, shop, case, conversation, adapters, settings, now), RulesDrafter()
     )
     return _Drafted(case, drafted.proposal)
+
+
+# A second customer's case, to show an abuse signal: Theo says his order never arrived, and
+# the carrier marked it delivered (the guard's ``delivered_but_not_received``).
+SIGNAL_SUBJECT = "Order #1002 never arrived"
+THEOS_MESSAGE = (
+    "Hello, my order #1002 never arrived, although the tracking says it was delivered. "
+    "Could I get a refund for the throw?"
+)
+AS_THEO = Actor(ActorKind.CUSTOMER, "theo", Surface.STOREFRONT)
+
+
+def seed_signal_case(
+    session: Session,
+    *,
+    settings: Settings,
+    box: SecretBox,
+    secret_key: str,
+    now: datetime | None = None,
+) -> uuid.UUID | None:
+    """Theo's case, once: his order #1002 of one linen throw, paid $64.00 at Stripe and marked
+    delivered by the carrier five days ago, and his storefront chat saying it never arrived.
+    The offline rules draft the refund of the throw; its checks raise a signal, so a person
+    decides. Returns the case; None when the shop has it already (a restart)."""
+    now = now or utcnow()
+    shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one()
+    known = select(Case.id).where(Case.shop_id == shop.id, Case.subject == SIGNAL_SUBJECT)
+    if session.scalars(known).first() is not None:
+        return None
+    stripe = seeding.client(secret_key, settings.stripe_api_base)
+    checkout = seeding.paid_checkout(
+        stripe, email="theo@example.com", name="Theo Park", amount=6400, currency="usd"
+    )
+    theo = Customer(
+        shop_id=shop.id,
+        email="theo@example.com",
+        name="Theo Park",
+        stripe_customer_id=checkout.customer_id,
+    )
+    session.add(theo)
+    session.flush()
+    delivered = now - timedelta(days=5)
+    session.add(
+        Order(
+            shop_id=shop.id,
+            customer_id=theo.id,
+            name="#1002",
+            currency="usd",
+            total=6400,
+            payment_provider="stripe",
+            payment_id=checkout.payment_intent_id,
+            lines=[{"id": "throw-oat", "title": "Linen throw, oat", "quantity": 1, "paid": 6400}],
+            fulfilled_at=now - timedelta(days=8),
+            delivered_at=delivered,
+            shipments=[
+                {
+                    "status": "delivered",
+                    "carrier": "UPS",
+                    "tracking_number": "1Z999AA10123456785",
+                    "tracking_url": "https://www.ups.com/track?tracknum=1Z999AA10123456785",
+                    "shipped_at": (now - timedelta(days=8)).isoformat(),
+                    "delivered_at": delivered.isoformat(),
+                    "estimated_delivery": None,
+                }
+            ],
+            created_at=now - timedelta(days=10),
+        )
+    )
+    conversation = _conversation(session, shop, Channel.STOREFRONT, now, AS_THEO)
+    establish(
+        session,
+        conversation=conversation,
+        customer=theo,
+        level=IdentityLevel.STRONG,
+        method=IdentityMethod.EMAIL_CODE,
+        actor=AS_THEO,
+        now=now,
+    )
+    drafted = _drafted(
+        session,
+        shop=shop,
+        conversation=conversation,
+        text=THEOS_MESSAGE,
+        subject=SIGNAL_SUBJECT,
+        adapters=connection_adapters(settings, box),
+        settings=settings,
+        now=now,
+        actor=AS_THEO,
+    )
+    assert drafted.proposal is not None, "the rules propose Theo's refund"
+    return drafted.case.id
 
 
 def register_webhook_endpoint(
@@ -526,6 +637,8 @@ def open_demo(
         )
         session.commit()
         shop = session.scalars(select(Shop).where(Shop.domain == SHOP_DOMAIN)).one()
+        _brakes_and_alerts(session, shop, settings=settings, box=box, now=utcnow())
+        session.commit()
     connection = session.scalars(
         select(Connection).where(Connection.shop_id == shop.id, Connection.provider == "stripe")
     ).one()
@@ -573,6 +686,25 @@ def open_demo(
         story=_story(proposal, action),
         payment_id=payment_id,
     )
+
+
+def _brakes_and_alerts(
+    session: Session, shop: Shop, *, settings: Settings, box: SecretBox, now: datetime
+) -> None:
+    """The demo shop's ceilings, as its owner set them, and its alerts posted to the Slack
+    sandbox when the demo runs one."""
+    save_brakes(session, shop=shop, actor=AS_OWNER, settings=DEMO_BRAKES, now=now)
+    if settings.slack_api_base:
+        save_slack(
+            session,
+            shop=shop,
+            actor=AS_OWNER,
+            url=DEMO_SLACK_WEBHOOK,
+            keep_url=False,
+            kinds=None,
+            box=box,
+            now=now,
+        )
 
 
 # What became of an approved action, by its status; the rest were never sent.
@@ -662,9 +794,18 @@ def ready_message(
         ]
     if admin:
         lines += [
+            "  Settings shows the shop's brakes (at most $500.00 or 20 actions an hour); the",
+            "  owners hear of a tripped brake by email (instance/mail-outbox) and in the Slack",
+            "  sandbox's channel (http://127.0.0.1:12116/_sandbox/posts, with the header",
+            "  X-Sandbox-Control-Token: caseward-demo-slack-control).",
             "  'History check' in the app's menu shows what Caseward's checks would have",
             "  stopped or questioned in the shop's last 80 days at Stripe, before Caseward",
             "  (a refund made twice, a refund on a disputed payment, a 60%-off code).",
+            "  The owner's Policy page replays that past and Maya's refund under the rules typed",
+            "  there ('See what this would have done'), saving nothing: try approved by the",
+            "  policy itself up to $10.00, two people above $15.00, no single refund above $40.00.",
+            f"  '{SIGNAL_SUBJECT}' in the case queue shows an abuse signal: Theo says his",
+            "  order never arrived, the carrier marked it delivered, so a person decides.",
         ]
     return "\n".join(lines) + "\n"
 
@@ -686,6 +827,10 @@ def main() -> None:
             restricted_key=DEMO_RESTRICTED_KEY,
             web=web,
         )
+        seed_signal_case(
+            session, settings=settings, box=secret_box(settings), secret_key=DEMO_SECRET_KEY
+        )
+        session.commit()
     _hand_over(settings.instance_path / PAYMENT_HANDOFF, demo.payment_id)
     admin = f"{settings.shopify_api_base}/admin-standin/store/{DEMO_SHOP}/apps/{APP_HANDLE}"
     # The stand-in answers 200 once the sandbox has seeded the store with that payment.
@@ -737,6 +882,15 @@ def main() -> None:
 # A few months of the linen shop's past at Stripe, before Caseward: clean records, and the
 # problems the history check must find (its rules: app/history_audit/findings.py).
 DEMO_HISTORY_COUNTS = {"refund": 36, "customer_credit": 8, "discount": 6, "subscription_cancel": 3}
+# The rules the ready message suggests trying on the policy page's what-if: over that past
+# (clean refunds and credits of $5.00 to $17.95, the planted $35.00 ones) and Maya's $48.00
+# refund, they would have approved some by themselves, sent some to two people and blocked
+# Maya's, and left the rest to one person as the defaults do.
+WHAT_IF_EXAMPLE = {
+    "auto_approve_ceiling": "10.00",
+    "two_person_threshold": "15.00",
+    "refund_ceiling": "40.00",
+}
 
 
 def demo_history(now: datetime) -> list[dict[str, object]]:

@@ -83,6 +83,9 @@ class Settings:
     # the local outbox under the instance folder (the demo and tests read codes there).
     mail_url: str = ""
     mail_from: str = "Caseward <no-reply@caseward.invalid>"
+    # Empty means Slack itself; the demo and tests point a shop's webhook posts at the
+    # Slack sandbox (the path of the shop's webhook address is kept).
+    slack_api_base: str = ""
     # Empty means Gorgias itself; the demo and tests point it at the Gorgias sandbox
     # (requests keep the account's Host header, as with Shopify).
     gorgias_api_base: str = ""
@@ -144,6 +147,7 @@ class Settings:
             mail_url=env.get("CASEWARD_MAIL_URL", "").strip(),
             mail_from=env.get("CASEWARD_MAIL_FROM", "").strip() or cls.mail_from,
             gorgias_api_base=env.get("GORGIAS_API_BASE", "").rstrip("/"),
+            slack_api_base=env.get("SLACK_API_BASE", "").rstrip("/"),
             anthropic_api_key=env.get("ANTHROPIC_API_KEY", ""),
             anthropic_base_url=env.get("ANTHROPIC_BASE_URL", "").rstrip("/"),
             anthropic_model=env.get("CASEWARD_ANTHROPIC_MODEL", "").strip() or cls.anthropic_model,

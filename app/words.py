@@ -191,6 +191,21 @@ WORDS: dict[str, dict[str, str]] = {
         "helpdesk": N_("the helpdesk"),
         "mcp": N_("an agent's MCP connection"),
     },
+    # What tripped a shop's brake (app.execution.brakes.BrakeRule).
+    "brake": {
+        "money_per_hour": N_("money sent per hour"),
+        "money_per_day": N_("money sent per day"),
+        "actions_per_hour": N_("actions sent per hour"),
+        "actions_per_day": N_("actions sent per day"),
+        "failures_in_a_row": N_("failed or unclear sends in a row"),
+        "error_rate": N_("the share of failed or unclear sends"),
+    },
+    # What an owner is alerted of (app.alerts.models.AlertKind).
+    "alert": {
+        "brake_tripped": N_("A brake tripped and sending paused"),
+        "unclear_too_long": N_("An outcome is still unclear past its attention time"),
+        "refund_failed_after_told": N_("A refund failed after the customer was told"),
+    },
     "filter": {
         "needs_approval": N_("Needs approval"),
         "unknown_outcome": N_("Unknown outcome"),
@@ -201,6 +216,13 @@ WORDS: dict[str, dict[str, str]] = {
         "blocked": N_("blocked"),
         "needs_approval": N_("needs approval"),
         "allowed_by_policy": N_("allowed by the shop's policy"),
+    },
+    # What a candidate policy would have changed of a past action (app.whatif.Change).
+    "what_if": {
+        "would_block": N_("Would block"),
+        "would_escalate": N_("Would need more people"),
+        "would_auto_approve": N_("Would approve by itself"),
+        "unchanged": N_("Unchanged"),
     },
     # A call to the provider: what it was for, and what came of it.
     "attempt": {
@@ -247,6 +269,12 @@ WORDS: dict[str, dict[str, str]] = {
         "customer_cap": N_("Within the per-customer cap"),
         "shop_cap": N_("Within the shop's cap"),
         "within_kind_ceiling": N_("Within the ceiling for one action of its kind"),
+        # abuse signals
+        "repeat_claims": N_("Repeat claims"),
+        "old_delivery": N_("Claim long after delivery"),
+        "delivered_but_not_received": N_("Delivered, but said not received"),
+        "new_customer_high_value": N_("New customer, high value"),
+        "shared_email": N_("Email shared by other customers"),
     },
     "event": {
         "case.opened": N_("Case opened"),
@@ -276,6 +304,12 @@ WORDS: dict[str, dict[str, str]] = {
         "shop.writes_disabled": N_("Writes turned off (protection mode)"),
         "shop.kill_switch_engaged": N_("Kill switch engaged"),
         "shop.kill_switch_released": N_("Kill switch released"),
+        "shop.brake_tripped": N_("Brake tripped: sending paused"),
+        "shop.brake_resumed": N_("Sending resumed after a brake"),
+        "shop.brakes_changed": N_("Brakes changed"),
+        "shop.alerts_changed": N_("Alert settings changed"),
+        "alert.raised": N_("Owner alerted"),
+        "alert.delivered": N_("Alert delivered"),
         "connection.saved": N_("Connection saved"),
         "staff.added": N_("Staff member added"),
         "staff.changed": N_("Staff member changed"),

@@ -608,6 +608,8 @@ def _proposal(proposal: Proposal) -> dict[str, Any]:
         "verdict_outcome": view.verdict.outcome.value if view.verdict else None,
         "approvals_required": proposal.approvals_required,
         "failed_checks": [{"check": check.name, "reason": check.reason} for check in view.failed],
+        # Raised abuse signals: nothing blocks, but a person must decide.
+        "signals": [{"check": check.name, "reason": check.reason} for check in view.signals],
     }
 
 

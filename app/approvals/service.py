@@ -349,6 +349,7 @@ def _apply(
     proposal.params = dict(draft.params)
     proposal.reason = draft.reason
     proposal.verdict = verdict.to_dict()
+    proposal.guard_inputs = evaluation.inputs.to_dict()
     proposal.policy_version = verdict.policy_version
     proposal.approvals_required = verdict.approvals_required
     status = (

@@ -36,8 +36,12 @@ class ProposalStatus(StrEnum):
 
 class Proposal(Base):
     __tablename__ = "proposals"
-    # The admin queue counts a shop's proposals awaiting approval.
-    __table_args__ = (Index("ix_proposals_shop_id_status", "shop_id", "status"),)
+    # The admin queue counts a shop's proposals awaiting approval; the policy what-if reads
+    # those of the last 90 days.
+    __table_args__ = (
+        Index("ix_proposals_shop_id_status", "shop_id", "status"),
+        Index("ix_proposals_shop_id_created_at", "shop_id", "created_at"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"))
@@ -62,6 +66,9 @@ class Proposal(Base):
     revision: Mapped[int] = mapped_column(Integer, default=1)
     status: Mapped[str] = mapped_column(String(32))
     verdict: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # What the verdict's checks were asked with (app.guard.GuardInputs.to_dict), to replay
+    # them under another policy; None for proposals checked before they were kept.
+    guard_inputs: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     approvals_required: Mapped[int] = mapped_column(Integer, default=1)
     policy_version: Mapped[int] = mapped_column(Integer)
     digest: Mapped[str] = mapped_column(String(64))

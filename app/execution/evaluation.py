@@ -20,18 +20,24 @@ lines.
 
 from __future__ import annotations
 
+import re
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Uuid, bindparam, select
+from sqlalchemy import Row, Uuid, bindparam, select
 from sqlalchemy.orm import Session
 
 from app.cases.models import Case, Customer, Order
-from app.execution.ledger import actions_around, cap_spending, lookback
+from app.execution.ledger import actions_around, cap_spending, customer_record, lookback
 from app.execution.models import Action, ActionStatus
 from app.guard import (
+    SIGNAL_KINDS,
     ClaimCoverage,
+    CustomerRecord,
+    GuardInputs,
     IdentityLevel,
     LineItemRef,
     PolicyRules,
@@ -76,6 +82,8 @@ class Evaluation:
     facts: TargetFacts
     # The case's customer at the provider, which the checks bound the action to.
     case_customer: str | None
+    # What the checks were asked with, kept with the proposal to replay them later.
+    inputs: GuardInputs
     # The money a refund gives back (see ProposedAction.money_ref); None for other kinds.
     money_ref: str | None = None
 
@@ -122,6 +130,7 @@ def evaluate_draft(
         own_action_id=own_action_id,
         now=now,
     )
+    record = _record_for_signals(session, shop.id, case, draft.kind, own_action_id, now)
     facts = adapter.facts(draft.kind, draft.target)
     if approved_money is not None and draft.kind == ActionKind.REFUND:
         order = _order_for(session, shop.id, draft, adapter, read_with=facts)
@@ -163,10 +172,25 @@ def evaluate_draft(
         history=history,
         order=order,
         spending=spending,
+        record=record,
         now=now,
     )
+    inputs = GuardInputs(
+        proposal=proposal,
+        facts=facts,
+        in_flight=tuple(in_flight),
+        history=tuple(history),
+        order=order,
+        spending=spending,
+        now=now,
+        record=record,
+    )
     return Evaluation(
-        verdict=verdict, facts=facts, case_customer=case_customer, money_ref=money_ref
+        verdict=verdict,
+        facts=facts,
+        case_customer=case_customer,
+        inputs=inputs,
+        money_ref=money_ref,
     )
 
 
@@ -178,6 +202,56 @@ def money_of(draft: Draft, order: OrderFacts | None) -> str | None:
     if order is not None and order.payment_id:
         return order.payment_id
     return draft.target
+
+
+def _record_for_signals(
+    session: Session,
+    shop_id: uuid.UUID,
+    case: Case,
+    kind: ActionKind,
+    own_action_id: uuid.UUID | None,
+    now: datetime,
+) -> CustomerRecord | None:
+    """What the abuse signals read of the case's customer, and whether the case's request
+    says an order never arrived; None where no signal runs (not a refund or a credit, or
+    no customer on the case)."""
+    customer = (
+        session.get(Customer, case.customer_id)
+        if kind in SIGNAL_KINDS and case.customer_id is not None
+        else None
+    )
+    if customer is None:
+        return None
+    record = customer_record(session, shop_id, customer, own_action_id=own_action_id, now=now)
+    return replace(record, says_not_received=says_not_received(case.request_text))
+
+
+# What a customer writes of an order that never came, in the chat's languages. Read from
+# the case's request, whoever proposes: a signal only asks a person to look, so words
+# that merely look like it cost a look, never a refusal.
+_NOT_RECEIVED = re.compile(
+    r"\b(?:never (?:arrived|came|showed up|turned up|got (?:it|them|my)|received|reached)"
+    r"|(?:did ?n['\u2019]?t|did not|has ?n['\u2019]?t|has not|have ?n['\u2019]?t|have not"
+    r"|still not|not yet) "
+    r"(?:arrived?|c[oa]me|received?|got(?:ten)?|get|been delivered|shown up|show(?:ed)? up)"
+    r"|not (?:been )?(?:received|delivered)|lost in (?:the )?(?:post|mail|transit)"
+    r"|jamais (?:re[çc]u|arriv[ée]e?s?|été livr[ée]e?s?)|pas (?:re[çc]u|arriv[ée]e?s?|été livr)"
+    r"|nie (?:angekommen|erhalten|bekommen|geliefert)"
+    r"|nicht (?:angekommen|erhalten|bekommen|geliefert)"
+    r"|nunca (?:lleg[óo]|recib[íi]|ha llegado)"
+    r"|no (?:me )?(?:ha llegado|lleg[óo]|he recibido|recib[íi])"
+    r"|mai (?:arrivat|ricevut)\w*|non (?:(?:è|e|sono) )?(?:mai )?(?:arrivat|ricevut)\w*"
+    r"|non ho (?:mai )?ricevut\w*"
+    r"|nooit (?:aangekomen|ontvangen|gekregen|bezorgd)"
+    r"|niet (?:aangekomen|ontvangen|gekregen|bezorgd))\b"
+    r"|届いていない|届いてない|届かない|届きません|受け取っていない|受け取ってない",
+    re.IGNORECASE,
+)
+
+
+def says_not_received(request: str) -> bool:
+    """Whether the customer's request says an order never arrived."""
+    return _NOT_RECEIVED.search(request) is not None
 
 
 def case_customer_at(session: Session, case: Case, provider: str) -> str | None:
@@ -244,6 +318,12 @@ def _order_for(
         for item in action.line_items:
             line_id = str(item["line_id"])
             refunded_by_line[line_id] = refunded_by_line.get(line_id, 0) + int(item["amount"])
+    return stored_order_facts(order, refunded_by_line)
+
+
+def stored_order_facts(order: Order | Row[Any], refunded_by_line: Mapping[str, int]) -> OrderFacts:
+    """Our copy of an order (its row, or a read of its columns) as the guard reads it, each
+    line less what ``refunded_by_line`` says our refunds gave back of it."""
     return OrderFacts(
         id=str(order.id),
         name=order.name,
@@ -261,6 +341,7 @@ def _order_for(
         ),
         fulfilled_at=order.fulfilled_at,
         delivered_at=order.delivered_at,
+        total=order.total,
     )
 
 

@@ -3,16 +3,18 @@
 The sequence for a queued action (see ARCHITECTURE.md):
 
 1. In one transaction: lock the action (read in one round trip with its shop,
-   proposal, case, the case's customer and the shop's connection to the provider,
-   which the adapter is built from) and the target, refuse to send if the
-   shop's switches, the approval's expiry, or the digest under today's policy say
-   so, re-run the checks on fresh provider facts, then mark it ``submitting``
-   with an attempt row. The idempotency key was stored when the action was made.
+   proposal, case, the case's customer, the shop's connection to the provider,
+   which the adapter is built from, and the shop's brakes) and the target, refuse to
+   send if the shop's switches, the approval's expiry, or the digest under today's
+   policy say so, hold it (nothing sent, nothing changed) while the shop's brake holds,
+   re-run the checks on fresh provider facts, hold it if its send would pass one of the
+   shop's ceilings (:mod:`app.execution.brakes`), then mark it ``submitting`` with an
+   attempt row. The idempotency key was stored when the action was made.
 2. Outside any transaction: one provider call with that key.
 3. In a new transaction: lock the action again (read with its case and shop only)
    and record what the provider answered, or ``unknown``, on the action and on the
    attempt row of step 1 (gone, the job fails and keeps nothing: the action stays
-   ``submitting`` until the sweep has it looked up).
+   ``submitting`` until the sweep has it looked up); the shop's breaker counts it.
    A request that never reached the provider (a refused connection) or that it
    turned away unprocessed (429) is queued again at once, or after the provider's
    ``Retry-After``, with the same key: no reconciliation delay, nothing to look up.
@@ -52,11 +54,12 @@ from app.connections.adapters import AdapterFactory
 from app.connections.models import Connection
 from app.db import locked_row
 from app.errors import CasewardError
+from app.execution import brakes
 from app.execution.evaluation import Draft, evaluate_draft
 from app.execution.events import announce, approval_expired
 from app.execution.ledger import line_item_refs
 from app.execution.lifecycle import ACTION_MOVES, move_action
-from app.execution.models import Action, ActionAttempt, ActionStatus, TargetLock
+from app.execution.models import Action, ActionAttempt, ActionStatus, ShopBrakes, TargetLock
 from app.execution.status import (
     apply_provider_answer,
     escalate,
@@ -265,7 +268,7 @@ def _prepare_send(
     # send the earlier request may still land, so a person decides and refreshes continue.
     first = purpose == "submit"
     stopped = ActionStatus.HALTED if first else ActionStatus.NEEDS_DECISION
-    if _stopped_before_checks(session, shop, proposal, policy.version, action, first, now):
+    if _stopped_before_checks(session, locked, policy.version, first, now):
         return None
     assert proposal is not None
     try:
@@ -298,11 +301,18 @@ def _prepare_send(
         # Our earlier send did land after all (a slow commit): record it, send nothing.
         apply_provider_answer(session, action, landed, source="re-check", now=now)
         return None
-    if evaluation.verdict.outcome == Outcome.BLOCKED:
+    blocked = evaluation.verdict.outcome == Outcome.BLOCKED
+    if blocked:
         failing = joined([check.said for check in evaluation.verdict.failed])
         _stop(
             session, action, stopped, said("checks at execution: %(failing)s", failing=failing), now
         )
+    approval_ttl = timedelta(seconds=ctx.settings.approval_ttl_seconds)
+    # Not blocked, it is held, queued as it is, when its send would pass one of the shop's
+    # ceilings or a brake tripped meanwhile.
+    if blocked or (
+        first and brakes.hold_before_send(session, action, approval_ttl=approval_ttl, now=now)
+    ):
         return None
     number = _new_attempt(session, action, purpose, now).number
     action.first_sent_at = action.first_sent_at or now
@@ -326,21 +336,18 @@ def _adapter(ctx: ExecutionContext, session: Session, locked: _Locked) -> Provid
 
 
 def _stopped_before_checks(
-    session: Session,
-    shop: Shop,
-    proposal: Proposal | None,
-    policy_version: int,
-    action: Action,
-    first: bool,
-    now: datetime,
+    session: Session, locked: _Locked, policy_version: int, first: bool, now: datetime
 ) -> bool:
-    """The switches, the approval's expiry and the digest, before any provider call.
+    """The switches, the approval's expiry, the digest and the shop's brake, before any
+    provider call; True when the action does not go now.
 
     These hold for an action already approved, whoever approved it: the switches are read
     as a person's approval reads them (:func:`app.shops.switches.writes_stopped`), the
     first that holds stops it; an expired approval or a changed digest stops it too,
-    which no approval rule can know in advance.
+    which no approval rule can know in advance. A tripped brake stops nothing: it holds
+    a first send, queued as it is, until a person resumes (:mod:`app.execution.brakes`).
     """
+    shop, proposal, action = locked.shop, locked.proposal, locked.action
     stopped = ActionStatus.HALTED if first else ActionStatus.NEEDS_DECISION
     stops = writes_stopped(shop)
     if stops:
@@ -360,7 +367,7 @@ def _stopped_before_checks(
     elif proposal is None or digest_of(proposal, policy_version) != action.digest:
         reason = said("the proposal or the shop's policy changed after approval")
     else:
-        return False
+        return first and brakes.holding(locked.brakes)
     _stop(session, action, stopped, reason, now)
     return True
 
@@ -422,6 +429,9 @@ def _record(
     assert locked is not None
     ended = _AttemptEnd()
     status, resend_in = _settle(ctx, session, locked.action, attempt, ended, answer, error, now)
+    failed = brakes.send_failed(ended.outcome, ended.provider_status)
+    if failed is not None:
+        brakes.count_send(session, locked.action, failed=failed, now=now)
     ending = {"finished_at": now, **asdict(ended)}
     params = {"of_action": action_id, "of_number": attempt.number}
     params |= {f"end_{name}": value for name, value in ending.items()}
@@ -624,7 +634,8 @@ class _Locked:
     stay in the session's identity map (which keeps only what is referenced), so
     ``session.get`` of them, also deeper down (the case's customer), sends no query. The
     connection is the shop's to the action's provider (None for Shopify, whose token lives
-    with the install, or when there is none), handed to the adapter factory."""
+    with the install, or when there is none), handed to the adapter factory; the brakes
+    are the shop's (None until its first send makes them), read without their lock."""
 
     action: Action
     shop: Shop
@@ -633,14 +644,15 @@ class _Locked:
     customer: Customer | None
     policy: PolicyRules
     connection: Connection | None
+    brakes: ShopBrakes | None
 
 
-# Built once, at import: the worker runs it twice an action, and building a six-table
+# Built once, at import: the worker runs it twice an action, and building an eight-table
 # select (and the key SQLAlchemy caches its compiled form under) takes longer than the
 # database takes to answer it. The parameter is typed by hand, as a bind built before the
 # mappers are configured may not know its column's type (``audit._LOCKED_HEAD``).
 _LOCKED_ACTION = (
-    select(Action, Shop, Proposal, Case, Customer, ShopPolicy, Connection)
+    select(Action, Shop, Proposal, Case, Customer, ShopPolicy, Connection, ShopBrakes)
     .join(Shop, Shop.id == Action.shop_id)
     .join(Case, Case.id == Action.case_id)
     .outerjoin(Proposal, Proposal.id == Action.proposal_id)
@@ -650,6 +662,7 @@ _LOCKED_ACTION = (
         Connection,
         and_(Connection.shop_id == Action.shop_id, Connection.provider == Action.provider),
     )
+    .outerjoin(ShopBrakes, ShopBrakes.shop_id == Action.shop_id)
     .where(Action.id == bindparam("action_id", type_=Uuid))
     .with_for_update(of=Action)
 )
@@ -657,15 +670,19 @@ _LOCKED_ACTION = (
 
 def _locked_action(session: Session, action_id: uuid.UUID) -> _Locked | None:
     """The action, row-locked, and its shop, proposal, case, the case's customer, the
-    shop's newest policy and its connection to the provider, in one round trip. The
-    connection is read as the statement began, not after any wait for the lock: nothing
-    that changes a connection takes the action's lock, so a later read would be no newer
-    in any way that counts (a key revoked after either read is refused at the send)."""
+    shop's newest policy, its connection to the provider and its brakes, in one round
+    trip. The connection is read as the statement began, not after any wait for the lock:
+    nothing that changes a connection takes the action's lock, so a later read would be
+    no newer in any way that counts (a key revoked after either read is refused at the
+    send). The brakes are read so too: a brake tripped since is seen under its own lock,
+    right before the send is marked (:func:`app.execution.brakes.hold_before_send`)."""
     row = session.execute(_LOCKED_ACTION, {"action_id": action_id}).first()
     if row is None:
         return None
-    action, shop, proposal, case, customer, policy, connection = row
-    return _Locked(action, shop, proposal, case, customer, policy_rules(policy), connection)
+    action, shop, proposal, case, customer, policy, connection, shop_brakes = row
+    return _Locked(
+        action, shop, proposal, case, customer, policy_rules(policy), connection, shop_brakes
+    )
 
 
 @dataclass(frozen=True)

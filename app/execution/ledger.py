@@ -11,6 +11,10 @@ Every check of a money action counts our own actions beside the provider's facts
   add up to (money moved over its period, and money on its way), summed by the
   database: a customer with hundreds of refunds, or a shop-wide cap, costs one row.
 
+The abuse signals read a third: :func:`customer_record`, the case's customer as our records
+know them (their orders, our refunds and credits to them, the customers sharing their
+email) and how much of the shop's past the provider has reported.
+
 The proposal's own action (``own_action_id``) is left out of both: an action is never
 counted against itself.
 """
@@ -25,13 +29,17 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, Uuid, and_, bindparam, case, func, or_, select, true
 from sqlalchemy.orm import Session
 
+from app.cases.models import Case, Customer, Order
 from app.execution.models import Action, ActionStatus
 from app.guard import (
     CUSTOMER_TARGET_KINDS,
     MONEY_KINDS,
+    SIGNAL_KINDS,
+    SIGNAL_WINDOW,
     CapRule,
     CapSpend,
     CapSpending,
+    CustomerRecord,
     InFlightAction,
     InFlightStatus,
     LineItemRef,
@@ -104,7 +112,8 @@ def actions_around(
 # its comparison is with NULL, which matches nothing; without an own action, IS DISTINCT
 # FROM NULL leaves nothing out. The shop's parameter is typed by hand (see
 # ``executor._LOCKED_ACTION``).
-_ACTIONS_AROUND = select(
+# What the checks read of our actions (:func:`_shared`), here and in the what-if's replay.
+ACTION_FACTS = (
     Action.id,
     Action.kind,
     Action.target,
@@ -116,7 +125,8 @@ _ACTIONS_AROUND = select(
     Action.created_at,
     Action.provider,
     Action.money_ref,
-).where(
+)
+_ACTIONS_AROUND = select(*ACTION_FACTS).where(
     Action.shop_id == bindparam("shop_id", type_=Uuid),
     or_(Action.target == bindparam("target"), Action.money_ref == bindparam("money_ref")),
     or_(
@@ -242,6 +252,122 @@ def _counted_against(
 
 def _sum_where(condition: ColumnElement[bool]) -> ColumnElement[int]:
     return func.coalesce(func.sum(case((condition, Action.amount), else_=0)), 0)
+
+
+def customer_record(
+    session: Session,
+    shop_id: uuid.UUID,
+    customer: Customer,
+    *,
+    own_action_id: uuid.UUID | None,
+    now: datetime,
+) -> CustomerRecord:
+    """``customer`` as our records know them, for the abuse signals, over the signals'
+    window: the shop's actions the provider reported, the customer's orders (all of them),
+    our refunds and credits to them that moved money or are on their way (the proposal's
+    own action left out), and the other customers refunded under their email."""
+    since = now - SIGNAL_WINDOW
+    reported = select(func.count(Action.id)).where(
+        Action.shop_id == shop_id,
+        Action.status.in_(ActionStatus.PROVIDER_REPORTED),
+        Action.created_at >= since,
+    )
+    orders = session.execute(
+        select(
+            Order.currency, func.count(Order.id), func.sum(Order.total), func.min(Order.created_at)
+        )
+        .where(Order.shop_id == shop_id, Order.customer_id == customer.id)
+        .group_by(Order.currency)
+    ).all()
+    claimed = (
+        select(Action.currency, func.count(Action.id), func.sum(Action.amount))
+        .join(Case, Case.id == Action.case_id)
+        .where(*_claims_since(shop_id, since), Case.customer_id == customer.id)
+        .group_by(Action.currency)
+    )
+    if own_action_id is not None:
+        claimed = claimed.where(Action.id != own_action_id)
+    claims = session.execute(claimed).all()
+    return CustomerRecord(
+        shop_actions=session.execute(reported).scalar_one(),
+        orders=sum(count for _currency, count, _total, _first in orders),
+        first_order_at=min((first for *_, first in orders), default=None),
+        spend={currency: int(total) for currency, _count, total, _first in orders},
+        claims=sum(count for _currency, count, _total in claims),
+        # Only actions that name their currency are counted (``_claims_since``).
+        refunded={str(currency): int(total or 0) for currency, _count, total in claims},
+        sharing_email=_sharing_email(session, shop_id, customer, since),
+    )
+
+
+def _claims_since(shop_id: uuid.UUID, since: datetime) -> tuple[ColumnElement[bool], ...]:
+    """The shop's refunds and credits since ``since`` that moved money or are on their way:
+    what a signal counts as a claim paid (one refused or failed gave nothing)."""
+    return (
+        Action.shop_id == shop_id,
+        Action.kind.in_(sorted(SIGNAL_KINDS)),
+        Action.amount.is_not(None),
+        Action.currency.is_not(None),
+        Action.status.in_((*ActionStatus.PROVIDER_OPEN, *ActionStatus.IN_FLIGHT)),
+        Action.created_at >= since,
+    )
+
+
+def _sharing_email(
+    session: Session, shop_id: uuid.UUID, customer: Customer, since: datetime
+) -> tuple[str, ...]:
+    """The other customers refunded or credited since ``since`` whose address reaches the
+    same mailbox as ``customer``'s, by their ids. The database narrows the candidates (the
+    same address, with or without a ``+tag``; for Gmail, the same first letter) and each is
+    compared here, as SQL cannot drop Gmail's dots the same way everywhere."""
+    mailbox = _mailbox(customer.email)
+    if mailbox is None:
+        return ()
+    local, _, domain = mailbox.partition("@")
+    address = func.lower(Customer.email)
+    if domain == _GMAIL:
+        first = _like_escaped(local[0])
+        narrowed = or_(
+            *(address.like(f"{first}%@{known}", escape="\\") for known in _GMAIL_DOMAINS)
+        )
+    else:
+        tagged = f"{_like_escaped(local)}+%@{_like_escaped(domain)}"
+        narrowed = or_(address == mailbox, address.like(tagged, escape="\\"))
+    candidates = (
+        select(Customer.id, Customer.email)
+        .join(Case, Case.customer_id == Customer.id)
+        .join(Action, Action.case_id == Case.id)
+        .where(
+            *_claims_since(shop_id, since),
+            Customer.shop_id == shop_id,
+            Customer.id != customer.id,
+            narrowed,
+        )
+        .distinct()
+    )
+    return tuple(
+        sorted(str(id) for id, email in session.execute(candidates) if _mailbox(email) == mailbox)
+    )
+
+
+_GMAIL = "gmail.com"
+_GMAIL_DOMAINS = (_GMAIL, "googlemail.com")
+
+
+def _mailbox(email: str | None) -> str | None:
+    """The mailbox an address reaches: lower-case, without a ``+tag``, and for Gmail without
+    dots in its name and on one domain (Gmail ignores the dots and answers on both)."""
+    if not email or "@" not in email:
+        return None
+    local, _, domain = email.strip().lower().rpartition("@")
+    local = local.split("+", 1)[0]
+    if domain in _GMAIL_DOMAINS:
+        local, domain = local.replace(".", ""), _GMAIL
+    return f"{local}@{domain}" if local and domain else None
+
+
+def _like_escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def line_item_refs(items: Sequence[dict[str, object]]) -> tuple[LineItemRef, ...]:

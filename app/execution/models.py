@@ -236,3 +236,39 @@ class TargetLock(Base):
     shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), primary_key=True)
     provider: Mapped[str] = mapped_column(String(32), primary_key=True)
     target: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
+class ShopBrakes(Base):
+    """A shop's automatic brakes (:mod:`app.execution.brakes`): ceilings on what is sent per
+    hour and per day, the breaker on what comes back, and whether they hold now. One row
+    per shop, made with the defaults the first time a send of the shop reads it."""
+
+    __tablename__ = "shop_brakes"
+
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), primary_key=True)
+    # Currency -> most minor units sent in the last hour (day); a currency absent has none.
+    money_per_hour: Mapped[dict[str, int]] = mapped_column(JSON, default=dict)
+    money_per_day: Mapped[dict[str, int]] = mapped_column(JSON, default=dict)
+    # Most actions sent in the last hour (day), in any currency; None: no ceiling.
+    actions_per_hour: Mapped[int | None] = mapped_column(Integer)
+    actions_per_day: Mapped[int | None] = mapped_column(Integer)
+    # The breaker: this many failed or unclear sends in a row, or at least
+    # ``error_percent`` of the last ``error_window`` sends; None turns a rule off.
+    failures_in_a_row: Mapped[int | None] = mapped_column(Integer)
+    error_percent: Mapped[int | None] = mapped_column(Integer)
+    error_window: Mapped[int] = mapped_column(Integer)
+    # What the breaker has counted since the brake was last resumed: the current run of
+    # failed or unclear sends, and the last sends' outcomes, oldest first ("." answered,
+    # "x" failed or unclear), at most ``error_window`` of them.
+    bad_in_a_row: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    recent_sends: Mapped[str] = mapped_column(String(100), default="", server_default="")
+    # Set while the brake holds: when, by which rule, why (app.words.Sentence.to_dict),
+    # and the action whose send or answer tripped it.
+    tripped_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    tripped_rule: Mapped[str | None] = mapped_column(String(32))
+    tripped_reason: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    tripped_action_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    resumed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    resumed_by: Mapped[str | None] = mapped_column(String(255))
+    changed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    changed_by: Mapped[str | None] = mapped_column(String(255))

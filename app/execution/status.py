@@ -5,7 +5,9 @@ succeeded and, days later, to failed, but never from failed back to succeeded,
 whatever order webhooks and look-ups arrive in (the table is
 :data:`app.execution.lifecycle.ACTION_MOVES`; a report it does not allow is kept as
 ``action.stale_report_ignored``). Whatever stops an action, or leaves it unclear too
-long, puts its case in front of a named person.
+long, puts its case in front of a named person. A refund that fails after the provider
+had taken it, and the customer had been told so, is announced for its shop's owner
+(:data:`~app.execution.events.refund_failed_after_told`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from app.actors import WORKER, Actor, Surface, system_actor
 from app.cases.lifecycle import move_case
 from app.cases.models import Case, CaseStatus
 from app.cases.proposals import Proposal
-from app.execution.events import announce, status_moved
+from app.execution.events import announce, refund_failed_after_told, status_moved
 from app.execution.lifecycle import move_action, provider_report_applies
 from app.execution.models import Action, ActionStatus
 from app.words import Code, Sentence, said
-from integrations.provider import ProviderAnswer, ProviderStatus
+from integrations.provider import ActionKind, ProviderAnswer, ProviderStatus
 
 
 def apply_provider_answer(
@@ -86,6 +88,14 @@ def apply_provider_answer(
             )
         send_back_for_review(session, action, reported, now)
     announce(status_moved, action, session=session, case=case, now=now)
+    # The customer heard of it at pending or succeeded (the provider had taken it): now it
+    # failed, what they were told no longer holds.
+    if (
+        action.kind == ActionKind.REFUND
+        and current in ActionStatus.PROVIDER_OPEN
+        and new_status in ActionStatus.PROVIDER_FAILED
+    ):
+        announce(refund_failed_after_told, action, session=session, now=now)
     return True
 
 

@@ -1,12 +1,15 @@
 """The money executor's sweep: actions whose work was lost or is due again.
 
 * An approved action whose job is gone (Redis flushed, job failed, worker killed)
-  is enqueued again; the job id makes that safe to do at any time.
+  is enqueued again; the job id makes that safe to do at any time. Not while its shop's
+  brake holds (:mod:`app.execution.brakes`): its job would only hold it again; once a
+  person resumes, the sweep queues whatever the resume's own enqueue missed.
 * A submission nobody recorded within ``stuck_submission_seconds`` (the worker
   died between sending and recording) becomes ``unknown``; every attempt a crash
   cut off is closed as ``interrupted``.
 * An action still ``unknown`` after ``unknown_attention_seconds`` is put in front
-  of a person (once); the look-ups go on.
+  of a person (once), and the owner is told
+  (:data:`~app.execution.events.unclear_too_long`); the look-ups go on.
 * An ``unknown`` action whose next check is due gets a reconciliation job.
 * A ``pending`` or ``requires_action`` action is asked about again every
   ``pending_refresh_seconds``, so its status moves on even if no webhook arrives.
@@ -21,7 +24,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from app.execution.models import Action, ActionAttempt, ActionStatus
+from app.execution.events import announce, unclear_too_long
+from app.execution.models import Action, ActionAttempt, ActionStatus, ShopBrakes
 from app.execution.queueing import enqueue_execution, enqueue_reconcile, enqueue_refresh
 from app.execution.status import escalate, mark_unknown
 from app.jobs.context import WorkerContext
@@ -57,10 +61,13 @@ def sweep_actions(ctx: WorkerContext, queues: Queues) -> SweepReport:
         report["escalated"] = _escalate_long_unknown(ctx, session, now)
     with ctx.session_factory() as session:
         queued = session.scalars(
-            select(Action.id).where(
+            select(Action.id)
+            .outerjoin(ShopBrakes, ShopBrakes.shop_id == Action.shop_id)
+            .where(
                 Action.status == ActionStatus.QUEUED,
                 # A resend the provider asked us to hold (Retry-After) waits its turn.
                 or_(Action.next_check_at.is_(None), Action.next_check_at <= now),
+                ShopBrakes.tripped_at.is_(None),
             )
         ).all()
         due = session.execute(
@@ -134,4 +141,5 @@ def _escalate_long_unknown(ctx: WorkerContext, session: Session, now: datetime) 
             int(limit.total_seconds() // 60),
         )
         escalate(session, action, reason, now)
+        announce(unclear_too_long, action, session=session, now=now)
     return [str(action.id) for action in overdue]

@@ -1,18 +1,21 @@
 """The guard: built-in checks on every proposed money action, as pure functions.
 
 ``evaluate(proposal, facts, policy=..., switches=..., in_flight=..., history=...,
-order=..., spending=..., now=...)`` returns a :class:`Verdict`. No database, no HTTP, no clock:
-everything comes in as arguments, so the same call gives the same answer when a
-proposal is made and again in the worker, under the row lock, just before the
+order=..., spending=..., record=..., now=...)`` returns a :class:`Verdict`. No database, no
+HTTP, no clock: everything comes in as arguments, so the same call gives the same answer when
+a proposal is made and again in the worker, under the row lock, just before the
 provider call. The cost is linear in the provider's records and our actions; a caller
 that adds up what counts against the caps itself (``spending``, :class:`CapSpending`)
-hands over only the actions on the same target or money.
+hands over only the actions on the same target or money. Abuse signals (``record``,
+:class:`CustomerRecord`) escalate to a person and never block (:mod:`app.guard._signals`).
 """
 
 from app.guard._common import ALLOWED_PARAMS
 from app.guard._context import CUSTOMER_TARGET_KINDS, describe_period, moved_money
+from app.guard._signals import SIGNAL_KINDS, SIGNAL_WINDOW
 from app.guard.checks import evaluate
 from app.guard.identity import IdentityLevel
+from app.guard.inputs import GuardInputs
 from app.guard.policy import (
     DEFAULT_DUPLICATE_WINDOW,
     DEFAULT_MAX_PERCENT_OFF,
@@ -21,11 +24,13 @@ from app.guard.policy import (
     PolicyError,
     PolicyRules,
     ShopSwitches,
+    SignalRules,
 )
 from app.guard.proposal import (
     CapSpend,
     CapSpending,
     ClaimCoverage,
+    CustomerRecord,
     InFlightAction,
     InFlightStatus,
     LineItemRef,
@@ -42,12 +47,16 @@ __all__ = [
     "DEFAULT_DUPLICATE_WINDOW",
     "DEFAULT_MAX_PERCENT_OFF",
     "MONEY_KINDS",
+    "SIGNAL_KINDS",
+    "SIGNAL_WINDOW",
     "CapRule",
     "CapSpend",
     "CapSpending",
     "CheckName",
     "CheckResult",
     "ClaimCoverage",
+    "CustomerRecord",
+    "GuardInputs",
     "IdentityLevel",
     "InFlightAction",
     "InFlightStatus",
@@ -58,6 +67,7 @@ __all__ = [
     "PolicyRules",
     "ProposedAction",
     "ShopSwitches",
+    "SignalRules",
     "Verdict",
     "describe_period",
     "evaluate",

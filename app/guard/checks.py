@@ -10,12 +10,19 @@ from app.guard._common import cap_checks, kind_ceiling_checks, shop_checks
 from app.guard._context import Context
 from app.guard._customer import credit_checks, discount_checks
 from app.guard._refund import refund_checks
+from app.guard._signals import signal_checks
 from app.guard._subscription import cancel_checks, change_checks
 from app.guard.policy import MONEY_KINDS, PolicyRules, ShopSwitches
-from app.guard.proposal import CapSpending, InFlightAction, PastAction, ProposedAction
+from app.guard.proposal import (
+    CapSpending,
+    CustomerRecord,
+    InFlightAction,
+    PastAction,
+    ProposedAction,
+)
 from app.guard.verdict import CheckResult, Outcome, Verdict
 from app.money import Money
-from app.words import said, said_n
+from app.words import Sentence, one_after_another, said, said_n
 from integrations.provider import (
     ActionKind,
     CustomerFacts,
@@ -38,6 +45,7 @@ def evaluate(
     history: Iterable[PastAction],
     order: OrderFacts | None = None,
     spending: CapSpending | None = None,
+    record: CustomerRecord | None = None,
     now: datetime,
 ) -> Verdict:
     """Check ``proposal`` against fresh provider ``facts`` and the shop's rules.
@@ -51,7 +59,8 @@ def evaluate(
     window. ``order`` is the store order behind a refund, needed for line items
     and the refund window. ``spending`` is what counts against each cap when the caller
     added it up (then ``in_flight`` and ``history`` need only hold our actions on the
-    same target or money). ``now`` must be timezone-aware.
+    same target or money). ``record`` is Caseward's record of the case's customer, which
+    the abuse signals read; without it no signal runs. ``now`` must be timezone-aware.
 
     Every applicable check runs; checks that read a target the provider does not
     have are skipped, the verdict being blocked anyway.
@@ -83,6 +92,7 @@ def evaluate(
             results += change_checks(ctx, _expect(facts, SubscriptionFacts, proposal.kind))
     results += cap_checks(ctx, customer)
     results += kind_ceiling_checks(ctx)
+    results += signal_checks(ctx, record)
     return _decide(ctx, tuple(results))
 
 
@@ -93,8 +103,13 @@ def _expect(facts: TargetFacts, expected: type[_Facts], kind: ActionKind) -> _Fa
 
 
 def _decide(ctx: Context, checks: tuple[CheckResult, ...]) -> Verdict:
-    """Blocked if anything failed; else two people above the threshold; else allowed by
-    policy only when the ceiling for the currency explicitly covers the amount."""
+    """Blocked if a check failed; else two people above the threshold; else a person when a
+    signal was raised; else allowed by policy only when the ceiling for the currency
+    explicitly covers the amount.
+
+    A raised signal never blocks and never lets the policy approve: it asks for one person,
+    and for two only where the amount is above the two-person threshold anyway (the rule
+    without signals): a signal is a reason to look, which one person can do."""
     policy = ctx.policy
     amount = ctx.proposal.amount if ctx.proposal.kind in MONEY_KINDS else None
     threshold = None if amount is None else policy.two_person_threshold.get(amount.currency)
@@ -103,7 +118,8 @@ def _decide(ctx: Context, checks: tuple[CheckResult, ...]) -> Verdict:
     approvals = 2 if two_people else 1
 
     outcome = Outcome.NEEDS_APPROVAL
-    failed = sum(1 for check in checks if not check.passed)
+    failed = sum(1 for check in checks if not check.passed and not check.escalates)
+    signals = sum(1 for check in checks if not check.passed and check.escalates)
     if failed:
         outcome = Outcome.BLOCKED
         why = said_n(
@@ -124,6 +140,10 @@ def _decide(ctx: Context, checks: tuple[CheckResult, ...]) -> Verdict:
             amount=amount,
             threshold=Money(threshold, amount.currency),
         )
+        if signals:
+            why = one_after_another([why, _signals_raised(signals)])
+    elif signals:
+        why = said("One person must approve: %(why)s", why=_signals_raised(signals))
     elif ceiling is None:
         why = said(
             "One person must approve: the shop's policy sets no auto-approve ceiling for "
@@ -150,4 +170,12 @@ def _decide(ctx: Context, checks: tuple[CheckResult, ...]) -> Verdict:
         approvals_required=approvals,
         policy_version=policy.version,
         approval_said=why,
+    )
+
+
+def _signals_raised(count: int) -> Sentence:
+    return said_n(
+        "%(count)s signal asks for a person's judgement, whatever the auto-approve ceiling.",
+        "%(count)s signals ask for a person's judgement, whatever the auto-approve ceiling.",
+        count,
     )

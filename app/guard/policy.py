@@ -39,6 +39,8 @@ MAX_REASON_LENGTH = 255
 
 # The kinds that move money: the only ones with an amount, counted by caps and ceilings.
 MONEY_KINDS = frozenset({ActionKind.REFUND, ActionKind.CUSTOMER_CREDIT, ActionKind.DISCOUNT})
+# The most a count in a signal's threshold may say (claims, customers, actions).
+MAX_COUNT = 10_000
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -73,6 +75,75 @@ class ShopSwitches:
     kill_switch: bool = False
 
 
+@dataclass(frozen=True)
+class SignalRules:
+    """The abuse signals' thresholds (:mod:`app.guard._signals`); None turns a signal off.
+
+    ``history_needed``: the signals that read the shop's past (``repeat_claims``,
+    ``new_customer_high_value``, ``shared_email``) start once the provider has reported at
+    least this many of the shop's actions within the signals' 90 days; until then they pass,
+    saying so (0: at once). Caseward's records begin when the shop starts using it, so before
+    that every customer looks new and none has a past. The signals on the order at hand
+    (``old_delivery``, ``delivered_but_not_received``) read no past and need none.
+
+    ``repeat_claims``: this many earlier refunds and credits to the customer within 90 days;
+    ``repeat_claims_percent``: money refunded and credited to them within 90 days above this
+    percent of what they spent (their orders on record). ``old_delivery_days``: a claim more
+    than this many days after delivery. ``new_customer_amount`` (currency -> minor units): a
+    new customer asking for more than this; new is at most one order on record, or a first
+    order younger than ``new_customer_days``. ``shared_email_customers``: this many other
+    customers refunded within 90 days under the same email address.
+    """
+
+    history_needed: int = 30
+    repeat_claims: int | None = 3
+    repeat_claims_percent: int | None = 50
+    old_delivery_days: int | None = 60
+    delivered_but_not_received: bool = True
+    new_customer_amount: Mapping[str, int] = field(default_factory=dict, hash=False)
+    new_customer_days: int | None = 30
+    shared_email_customers: int | None = 1
+
+    def __post_init__(self) -> None:
+        _require_int(self.history_needed, "signals.history_needed", minimum=0, maximum=MAX_COUNT)
+        bounds = {
+            "repeat_claims": MAX_COUNT,
+            "repeat_claims_percent": 100,
+            "old_delivery_days": MAX_DAYS,
+            "new_customer_days": MAX_DAYS,
+            "shared_email_customers": MAX_COUNT,
+        }
+        for name, maximum in bounds.items():
+            value = getattr(self, name)
+            if value is not None:
+                _require_int(value, f"signals.{name}", minimum=1, maximum=maximum)
+        if not isinstance(self.delivered_but_not_received, bool):
+            raise PolicyError(
+                "signals.delivered_but_not_received",
+                said(
+                    "must be true or false, got %(value)s",
+                    value=repr(self.delivered_but_not_received),
+                ),
+            )
+        object.__setattr__(
+            self,
+            "new_customer_amount",
+            _currency_map(self.new_customer_amount, "signals.new_customer_amount"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "history_needed": self.history_needed,
+            "repeat_claims": self.repeat_claims,
+            "repeat_claims_percent": self.repeat_claims_percent,
+            "old_delivery_days": self.old_delivery_days,
+            "delivered_but_not_received": self.delivered_but_not_received,
+            "new_customer_amount": dict(sorted(self.new_customer_amount.items())),
+            "new_customer_days": self.new_customer_days,
+            "shared_email_customers": self.shared_email_customers,
+        }
+
+
 def _default_min_identity() -> Mapping[ActionKind, IdentityLevel]:
     return {kind: LOWEST_MIN_IDENTITY for kind in ActionKind}
 
@@ -87,7 +158,7 @@ class PolicyRules:
     money kind to a currency to the most one action of that kind may move; a kind or a
     currency it leaves out has no ceiling. ``refund_window_days`` counts from delivery,
     else fulfilment. ``min_identity`` may not go below medium; kinds it leaves out need
-    medium.
+    medium. ``signals`` are the abuse signals' thresholds (:class:`SignalRules`).
     """
 
     version: int = 1
@@ -112,6 +183,7 @@ class PolicyRules:
     # The member of staff cases handed to a person go to (a Shopify user id or staff
     # name); None: the shop's owner.
     handover_owner: str | None = None
+    signals: SignalRules = field(default_factory=SignalRules)
 
     def __post_init__(self) -> None:
         _require_int(self.version, "version", minimum=1, maximum=MAX_AMOUNT)
@@ -175,6 +247,7 @@ class PolicyRules:
             "store_credit_bonus_percent": self.store_credit_bonus_percent,
             "replacement_discount": self.replacement_discount,
             "handover_owner": self.handover_owner,
+            "signals": self.signals.to_dict(),
         }
 
     @classmethod
@@ -463,6 +536,22 @@ def _parse_optional_bonus(value: object, name: str) -> int | None:
     return _require_int(value, name, minimum=0, maximum=MAX_CREDIT_BONUS_PERCENT)
 
 
+def _parse_signals(value: object, name: str) -> SignalRules:
+    """Missing keys take the defaults, as a policy's do; each value is checked by
+    :class:`SignalRules` itself."""
+    parsed = _parse_object(value, name)
+    keys = SignalRules().to_dict()
+    unknown = sorted(str(key) for key in set(parsed) - set(keys))
+    if unknown:
+        raise PolicyError(f"{name}.{unknown[0]}", said("is not a signal setting"))
+    values: dict[str, Any] = {str(key): item for key, item in parsed.items()}
+    if "new_customer_amount" in values:
+        values["new_customer_amount"] = _parse_object(
+            values["new_customer_amount"], f"{name}.new_customer_amount"
+        )
+    return SignalRules(**values)
+
+
 _Parser = Callable[[object, str], Any]
 _PARSERS: dict[str, tuple[str, _Parser]] = {
     "version": ("version", _parse_version),
@@ -480,5 +569,6 @@ _PARSERS: dict[str, tuple[str, _Parser]] = {
     "store_credit_bonus_percent": ("store_credit_bonus_percent", _parse_optional_bonus),
     "replacement_discount": ("replacement_discount", _parse_bool),
     "handover_owner": ("handover_owner", _parse_optional_owner),
+    "signals": ("signals", _parse_signals),
 }
 _KEYS = frozenset(_PARSERS)

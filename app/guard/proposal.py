@@ -166,3 +166,33 @@ class CapSpending:
 
     customer: CapSpend | None = None
     shop: CapSpend | None = None
+
+
+@dataclass(frozen=True)
+class CustomerRecord:
+    """What Caseward's own records say of the case's customer, for the abuse signals
+    (:mod:`app.guard._signals`), as the caller read them; windows are the signals' 90 days.
+
+    ``shop_actions``: the shop's actions of any customer the provider reported within the
+    window (how much of the shop's past Caseward has seen). ``orders``, ``first_order_at``
+    and ``spend`` (currency -> minor units): the customer's orders on record. ``claims`` and
+    ``refunded`` (currency -> minor units): our refunds and credits to them within the
+    window that moved money or are on their way, the proposal's own action left out.
+    ``sharing_email``: the other customers refunded or credited within the window under the
+    same email address (Caseward's customer ids). ``says_not_received``: the case's request
+    says an order never arrived.
+    """
+
+    shop_actions: int = 0
+    orders: int = 0
+    first_order_at: datetime | None = None
+    spend: Mapping[str, int] = field(default_factory=dict, hash=False)
+    claims: int = 0
+    refunded: Mapping[str, int] = field(default_factory=dict, hash=False)
+    sharing_email: tuple[str, ...] = ()
+    says_not_received: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spend", MappingProxyType(dict(self.spend)))
+        object.__setattr__(self, "refunded", MappingProxyType(dict(self.refunded)))
+        object.__setattr__(self, "sharing_email", tuple(self.sharing_email))

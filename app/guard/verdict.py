@@ -59,6 +59,12 @@ class CheckName(StrEnum):
     CUSTOMER_CAP = "customer_cap"
     SHOP_CAP = "shop_cap"
     WITHIN_KIND_CEILING = "within_kind_ceiling"
+    # abuse signals: they escalate to a person, never block
+    REPEAT_CLAIMS = "repeat_claims"
+    OLD_DELIVERY = "old_delivery"
+    DELIVERED_BUT_NOT_RECEIVED = "delivered_but_not_received"
+    NEW_CUSTOMER_HIGH_VALUE = "new_customer_high_value"
+    SHARED_EMAIL = "shared_email"
 
 
 @dataclass(frozen=True)
@@ -66,13 +72,15 @@ class CheckResult:
     """One check: passed or not, what it says to a support agent, and the facts it used.
 
     Facts hold JSON values only: amounts as minor units next to a ``currency``,
-    times as ISO 8601 strings.
+    times as ISO 8601 strings. A check that ``escalates`` is a signal: failing, it asks a
+    person to decide instead of blocking (:attr:`Verdict.signals`).
     """
 
     name: str
     passed: bool
     said: Sentence
     facts: Mapping[str, object] = field(default_factory=dict, hash=False)
+    escalates: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
@@ -89,16 +97,19 @@ class CheckResult:
             passed=bool(data["passed"]),
             said=_stored_sentence(data.get("said"), data["reason"]),
             facts=dict(data["facts"]),
+            escalates=bool(data.get("escalates", False)),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        stored = {
             "name": str(self.name),
             "passed": self.passed,
             "reason": self.reason,
             "said": self.said.to_dict(),
             "facts": dict(self.facts),
         }
+        # Kept only for a signal: every other check reads as it was stored before signals.
+        return (stored | {"escalates": True}) if self.escalates else stored
 
 
 @dataclass(frozen=True)
@@ -123,7 +134,13 @@ class Verdict:
 
     @property
     def failed(self) -> tuple[CheckResult, ...]:
-        return tuple(check for check in self.checks if not check.passed)
+        """The failing checks that block it; a raised signal is not one of them."""
+        return tuple(check for check in self.checks if not check.passed and not check.escalates)
+
+    @property
+    def signals(self) -> tuple[CheckResult, ...]:
+        """The signals raised: each asks a person to decide, none blocks."""
+        return tuple(check for check in self.checks if not check.passed and check.escalates)
 
     @property
     def reasons(self) -> tuple[str, ...]:

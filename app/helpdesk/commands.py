@@ -38,8 +38,12 @@ def draft_note(drafted: Drafted, *, approve_url: str) -> str:
     result = drafted.proposal
     if result is not None:
         proposal = result.proposal
-        failed = Verdict.from_dict(proposal.verdict).reasons
+        verdict = Verdict.from_dict(proposal.verdict)
+        failed = verdict.reasons
         checks = "every check passed" if not failed else "blocked: " + "; ".join(failed)
+        if verdict.signals:
+            raised = "; ".join(check.reason for check in verdict.signals)
+            checks += f"; a person must decide: {raised}"
         lines.append(
             f"Proposal: {proposal.kind} of {_amount(proposal)} ({proposal.status}; {checks})."
         )

@@ -107,7 +107,12 @@ def sidebar_view(
                 "status": view.status,
                 "proposed_by": view.proposal.proposed_by,
                 "checks": [
-                    {"name": check.name, "passed": check.passed, "reason": check.reason}
+                    {
+                        "name": check.name,
+                        "passed": check.passed,
+                        "signal": check.escalates,
+                        "reason": check.reason,
+                    }
                     for check in view.checks
                 ],
             }

@@ -2,6 +2,8 @@
 
 Read from the stored statuses alone, within one shop, in a handful of queries:
 
+* whether a brake holds the shop's sending, why and since when, and the actions it holds
+  with their money (:func:`app.execution.brakes.brake_state`);
 * what needs someone now: proposals awaiting approval (with their money, oldest first),
   cases handed to a named person, actions whose outcome is still unclear, and refunds the
   provider failed or canceled in cases still open (their customer needs a person's word);
@@ -31,6 +33,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from app.cases.models import Case, CaseStatus, Customer
 from app.cases.proposals import Proposal, ProposalStatus
+from app.execution.brakes import BrakeState, brake_state
 from app.execution.ledger import cap_spending, customers_by_cap_spending
 from app.execution.models import Action, ActionStatus
 from app.guard import CapRule, PolicyRules
@@ -86,6 +89,7 @@ class CustomerCapUse:
 
 @dataclass(frozen=True)
 class Today:
+    brake: BrakeState
     awaiting_approval: list[Waiting]
     awaiting_count: int
     awaiting_money: dict[str, int]
@@ -106,7 +110,7 @@ class Today:
 
     @property
     def anything_waits(self) -> bool:
-        return bool(
+        return self.brake.tripped or bool(
             self.awaiting_count or self.attention_count or self.unclear_count or self.failed_count
         )
 
@@ -127,6 +131,7 @@ def today(session: Session, shop_id: uuid.UUID, policy: PolicyRules, now: dateti
     attention = session.scalars(select(Case).where(*handed).order_by(Case.updated_at).limit(LISTED))
     days = _days(session, shop_id, now)
     return Today(
+        brake=brake_state(session, shop_id),
         awaiting_approval=awaiting,
         awaiting_count=awaiting_count,
         awaiting_money=awaiting_money,

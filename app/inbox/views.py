@@ -45,6 +45,10 @@ class ProposalView:
     def failed(self) -> tuple[CheckResult, ...]:
         return self.verdict.failed if self.verdict else ()
 
+    @property
+    def signals(self) -> tuple[CheckResult, ...]:
+        return self.verdict.signals if self.verdict else ()
+
 
 @dataclass(frozen=True)
 class ActionView:

@@ -7,6 +7,11 @@ be read is refused by its own name, before anything is saved, so the form can sa
 What the form does not show (allowed reasons, the identity each kind needs, and amounts set
 in other currencies) is kept as the current version has it.
 
+The abuse signals' thresholds (:class:`app.guard.SignalRules`) are whole numbers and one
+amount, blank for off; ``history_needed`` blank is 0 (the signals start at once). A signal
+field left out of the request keeps the current version's value, so a client written before
+the signals does not turn them off by not knowing them.
+
 The fields, all text as a form sends them, except ``enabled_kinds`` (a list) and
 ``replacement_discount`` (true or false):
 
@@ -15,7 +20,9 @@ The fields, all text as a form sends them, except ``enabled_kinds`` (a list) and
 of the kind may move), ``per_customer_cap`` and ``per_customer_cap_days``, ``per_shop_cap``
 and ``per_shop_cap_days``, ``duplicate_window_days``, ``refund_window_days``,
 ``max_percent_off``, ``store_credit_bonus_percent``, ``replacement_discount``,
-``handover_owner``.
+``handover_owner``; the signals' ``history_needed``, ``repeat_claims``,
+``repeat_claims_percent``, ``old_delivery_days``, ``delivered_but_not_received`` (true or
+false), ``new_customer_amount``, ``new_customer_days`` and ``shared_email_customers``.
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ from datetime import timedelta
 from typing import Any
 
 from app.errors import InvalidInput
-from app.guard import MONEY_KINDS, CapRule, PolicyRules
+from app.guard import MONEY_KINDS, CapRule, PolicyRules, SignalRules
+from app.guard.policy import MAX_COUNT
 from app.money import Money, MoneyError
 from app.validation import boolean, currency_code, integer, text
 from app.words import said
@@ -36,6 +44,17 @@ DAY = timedelta(days=1)
 MAX_DAYS = 366
 # Each money kind's ceiling for one action, by its field.
 CEILING_FIELDS = {kind: f"{kind.value}_ceiling" for kind in sorted(MONEY_KINDS)}
+# The abuse signals' fields, named as the policy stores them.
+SIGNAL_FIELDS = (
+    "history_needed",
+    "repeat_claims",
+    "repeat_claims_percent",
+    "old_delivery_days",
+    "delivered_but_not_received",
+    "new_customer_amount",
+    "new_customer_days",
+    "shared_email_customers",
+)
 FIELDS = (
     "currency",
     "enabled_kinds",
@@ -52,6 +71,7 @@ FIELDS = (
     "store_credit_bonus_percent",
     "replacement_discount",
     "handover_owner",
+    *SIGNAL_FIELDS,
 )
 
 
@@ -68,6 +88,7 @@ def policy_currency(policy: PolicyRules, shop_currency: str | None) -> str:
             for kind in CEILING_FIELDS
             for currency in sorted(policy.kind_ceilings.get(kind, {}))
         ),
+        *sorted(policy.signals.new_customer_amount),
     ]
     return named[0] if named else shop_currency or "usd"
 
@@ -90,6 +111,7 @@ def form_fields(policy: PolicyRules, currency: str) -> dict[str, Any]:
 
     per_customer, per_customer_days = cap(policy.per_customer_cap)
     per_shop, per_shop_days = cap(policy.per_shop_cap)
+    signals = policy.signals
     return {
         "currency": currency,
         "enabled_kinds": sorted(policy.enabled_kinds),
@@ -109,6 +131,14 @@ def form_fields(policy: PolicyRules, currency: str) -> dict[str, Any]:
         "store_credit_bonus_percent": _text_of(policy.store_credit_bonus_percent),
         "replacement_discount": policy.replacement_discount,
         "handover_owner": policy.handover_owner or "",
+        "history_needed": str(signals.history_needed),
+        "repeat_claims": _text_of(signals.repeat_claims),
+        "repeat_claims_percent": _text_of(signals.repeat_claims_percent),
+        "old_delivery_days": _text_of(signals.old_delivery_days),
+        "delivered_but_not_received": signals.delivered_but_not_received,
+        "new_customer_amount": amount(signals.new_customer_amount.get(currency)),
+        "new_customer_days": _text_of(signals.new_customer_days),
+        "shared_email_customers": _text_of(signals.shared_email_customers),
     }
 
 
@@ -147,8 +177,29 @@ def rules_from_form(fields: Mapping[str, object], current: PolicyRules) -> dict[
             fields.get("replacement_discount", False), "replacement_discount"
         ),
         handover_owner=owner or None,
+        signals=_signals(fields, current.signals, currency),
     )
     return rules
+
+
+def _signals(fields: Mapping[str, object], current: SignalRules, currency: str) -> dict[str, Any]:
+    """The signals' thresholds ``fields`` set on top of ``current``: one left out keeps its
+    value, a blank one turns its signal off."""
+    readers: dict[str, Callable[[str], object]] = {
+        "history_needed": lambda name: _whole(fields, name, minimum=0, maximum=MAX_COUNT) or 0,
+        "repeat_claims": lambda name: _whole(fields, name, minimum=1, maximum=MAX_COUNT),
+        "repeat_claims_percent": lambda name: _whole(fields, name, minimum=1, maximum=100),
+        "old_delivery_days": lambda name: _days(fields, name),
+        "delivered_but_not_received": lambda name: boolean(fields[name], name),
+        "new_customer_amount": lambda name: _per_currency(
+            current.new_customer_amount, currency, _amount(fields, name, currency)
+        ),
+        "new_customer_days": lambda name: _days(fields, name),
+        "shared_email_customers": lambda name: _whole(fields, name, minimum=1, maximum=MAX_COUNT),
+    }
+    return current.to_dict() | {
+        name: read(name) for name, read in readers.items() if name in fields
+    }
 
 
 def _kinds(value: object) -> list[str]:

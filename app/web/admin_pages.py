@@ -184,11 +184,18 @@ class ProposalPanel:
 
 @dataclass(frozen=True)
 class CheckLine:
-    """One stored check as the page shows it, its reason in the reader's words."""
+    """One stored check as the page shows it, its reason in the reader's words. A signal
+    (``escalates``) that did not pass is shown as raised, not as failed: it asks a person
+    to decide and blocks nothing."""
 
     name: str
     passed: bool
     reason: str
+    escalates: bool = False
+
+    @property
+    def raised(self) -> bool:
+        return self.escalates and not self.passed
 
 
 @dataclass(frozen=True)
@@ -327,7 +334,7 @@ def _proposal_panel(
             proposal, order=order, locale=current_locale(), translations=catalogue()
         ),
         checks=[
-            CheckLine(check.name, check.passed, in_reader_words(check.said))
+            CheckLine(check.name, check.passed, in_reader_words(check.said), check.escalates)
             for check in view.checks
         ],
         approval_reason=in_reader_words(view.verdict.approval_said) if view.verdict else None,

@@ -1,4 +1,5 @@
-"""The embedded admin's settings page: connections, staff, policy and the two switches.
+"""The embedded admin's settings page: connections, staff, policy, the two switches, the
+brakes and where alerts go.
 
 The page shows every setting to every member; owners get the controls. Each control is
 sent by ``static/admin_settings.js`` (the Stripe key form by ``static/admin.js``, as on
@@ -6,7 +7,8 @@ the setup page) to the staff JSON API, whose domain functions check the role aga
 refuse everyone else (deny by default) and audit each change in its transaction. The
 kill switch is the one exception to "owners only", as in
 :func:`app.shops.service.set_kill_switch`: any approver may stop everything, and only an
-owner may start it again.
+owner may start it again. Resuming after a brake is the other: owners and approvers
+(:func:`app.execution.brakes.resume`).
 
 The staff list and the agents' credentials are read for owners only, as
 :func:`app.staff.members.list_members` and :func:`app.agents.service.list_agent_credentials`
@@ -17,6 +19,7 @@ the page's script, from the API's answer; the page itself never holds one.
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -26,9 +29,12 @@ from sqlalchemy.orm import Session
 
 from app.agents.models import AgentTool
 from app.agents.service import list_agent_credentials
+from app.alerts.models import AlertKind
+from app.alerts.service import slack_setup
 from app.connections.setup import setup_steps
 from app.db import request_session
 from app.errors import Forbidden
+from app.execution.brakes import brake_state
 from app.helpdesk.connection import gorgias_connection
 from app.money import Money
 from app.shopify.models import ShopifyInstall
@@ -36,10 +42,11 @@ from app.shops.models import Shop, ShopPolicy, StaffMember, StaffRole
 from app.shops.policy_form import amount_example, form_fields, policy_currency
 from app.shops.service import current_policy, policy_rules
 from app.staff.members import ROLES, list_members
-from app.web.admin_text import current_locale, policy_sentences
+from app.web.admin_text import current_locale, policy_sentences, say
 from app.web.people import people_for
 from app.web.shopify_admin import bp, embedded_page
-from app.words import said
+from app.whatif import Change
+from app.words import WORDS, said
 from integrations.currency import THREE_DECIMAL, TWO_DECIMAL, ZERO_DECIMAL
 from integrations.provider import ActionKind
 from integrations.stripe._errors import REQUIRED_PERMISSIONS
@@ -68,6 +75,10 @@ def settings(shop: Shop, member: StaffMember) -> str:
         member=member,
         is_owner=is_owner,
         may_engage_kill_switch=member.role in StaffRole.CAN_APPROVE,
+        may_resume=member.role in StaffRole.CAN_APPROVE,
+        brake=brake_state(session, shop.id),
+        slack=slack_setup(session, shop.id),
+        alert_kinds=list(AlertKind),
         steps=setup_steps(session, shop),
         install=session.get(ShopifyInstall, shop.id),
         gorgias=gorgias_connection(session, shop.id),
@@ -111,7 +122,23 @@ def policy_page(shop: Shop, member: StaffMember) -> str:
         amount_example=amount_example(currency),
         kinds=list(ActionKind),
         versions=policy_versions(session, shop, current_locale()),
+        changes=list(Change),
+        what_if_words=what_if_words(),
+        any_case=ANY_CASE,
     )
+
+
+# Where the what-if's answer names a case, its link is this one's with the id replaced.
+ANY_CASE = uuid.UUID(int=0)
+
+
+def what_if_words() -> dict[str, dict[str, str]]:
+    """The words the page's script says a what-if's answer with, in the page's language:
+    its classes, the outcomes and the kinds of action."""
+    return {
+        group: {code: say(group, code) for code in WORDS[group]}
+        for group in ("what_if", "outcome", "kind")
+    }
 
 
 @dataclass(frozen=True)

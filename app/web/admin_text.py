@@ -261,6 +261,7 @@ def policy_sentences(policy: PolicyRules, locale: str) -> list[str]:
                 }
             )
     lines += _ceiling_sentences(policy, locale)
+    lines += _signal_sentences(policy, locale)
     if policy.allowed_reasons is not None:
         lines.append(
             _("Only these reasons are accepted: %(reasons)s.")
@@ -287,6 +288,90 @@ def _ceiling_sentences(policy: PolicyRules, locale: str) -> list[str]:
         for kind, ceiling in per_kind
         for currency, amount in sorted(policy.kind_ceilings.get(kind, {}).items())
     ]
+
+
+def _signal_sentences(policy: PolicyRules, locale: str) -> list[str]:
+    """Each abuse signal the policy turns on, and when those reading the past start."""
+    translations = get_translations()
+    _ = translations.gettext
+    signals = policy.signals
+    needed = signals.history_needed
+    lines = [
+        translations.ngettext(
+            "Abuse signals ask a person to decide, never refuse; those reading the shop's past "
+            "start once the provider has reported %(num)d of its actions in 90 days.",
+            "Abuse signals ask a person to decide, never refuse; those reading the shop's past "
+            "start once the provider has reported %(num)d of its actions in 90 days.",
+            needed,
+        )
+        % {"num": needed}
+        if needed
+        else _("Abuse signals ask a person to decide, never refuse; every one starts at once.")
+    ]
+    if signals.repeat_claims is not None:
+        lines.append(
+            translations.ngettext(
+                "A person decides for a customer already refunded or credited %(num)d time in "
+                "90 days.",
+                "A person decides for a customer already refunded or credited %(num)d times in "
+                "90 days.",
+                signals.repeat_claims,
+            )
+            % {"num": signals.repeat_claims}
+        )
+    if signals.repeat_claims_percent is not None:
+        lines.append(
+            _(
+                "A person decides for a customer refunded and credited more than %(percent)s%% "
+                "of what they spent, in 90 days."
+            )
+            % {"percent": signals.repeat_claims_percent}
+        )
+    if signals.old_delivery_days is not None:
+        lines.append(
+            translations.ngettext(
+                "A person decides on a claim more than %(num)d day after delivery.",
+                "A person decides on a claim more than %(num)d days after delivery.",
+                signals.old_delivery_days,
+            )
+            % {"num": signals.old_delivery_days}
+        )
+    if signals.delivered_but_not_received:
+        lines.append(
+            _(
+                "A person decides when the customer says an order never arrived that the "
+                "carrier marked delivered."
+            )
+        )
+    days = signals.new_customer_days
+    for currency, amount in sorted(signals.new_customer_amount.items()):
+        asked = money_text(amount, currency, locale)
+        if days is None:
+            sentence = _(
+                "A person decides for a customer with one order or none asking for more than "
+                "%(amount)s."
+            ) % {"amount": asked}
+        else:
+            sentence = translations.ngettext(
+                "A person decides for a new customer (one order, or a first order within "
+                "%(num)d day) asking for more than %(amount)s.",
+                "A person decides for a new customer (one order, or a first order within "
+                "%(num)d days) asking for more than %(amount)s.",
+                days,
+            ) % {"num": days, "amount": asked}
+        lines.append(sentence)
+    if signals.shared_email_customers is not None:
+        lines.append(
+            translations.ngettext(
+                "A person decides when %(num)d other customer refunded in 90 days uses the "
+                "same email address.",
+                "A person decides when %(num)d other customers refunded in 90 days use the "
+                "same email address.",
+                signals.shared_email_customers,
+            )
+            % {"num": signals.shared_email_customers}
+        )
+    return lines
 
 
 def _period(span: timedelta) -> str:

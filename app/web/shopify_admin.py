@@ -271,7 +271,8 @@ def embedded_page(
 @embedded_page
 def home(shop: Shop, member: StaffMember) -> str:
     """The shop's day (:func:`app.inbox.today.today`); a shop not set up yet lands on the
-    setup page instead."""
+    setup page instead. A tripped brake comes first, with its Resume button for those who
+    may resume (:func:`app.execution.brakes.resume`: owners and approvers)."""
     session = request_session()
     steps = setup_steps(session, shop)
     if steps.remaining:
@@ -283,6 +284,7 @@ def home(shop: Shop, member: StaffMember) -> str:
         shop=shop,
         member=member,
         today=overview,
+        may_resume=member.role in StaffRole.CAN_APPROVE,
         charts=_day_charts(overview, locale),
         person=people_for(session, shop.id).of,
         duration=lambda span: duration_text(span, locale),

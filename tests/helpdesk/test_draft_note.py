@@ -1,4 +1,5 @@
-"""The note an agent reads after "prepare case" says why a drafted proposal is blocked.
+"""The note an agent reads after "prepare case" says why a drafted proposal is blocked, or
+why a person must decide.
 
 The drafter proposed a refund the guard blocked: the note names every failing check's
 reason, in check order, and none of the checks that passed; a proposal every check
@@ -66,3 +67,23 @@ def test_a_proposal_every_check_passed_says_so() -> None:
     )
 
     assert "Proposal: refund of $48.00 (awaiting_approval; every check passed)." in note
+
+
+def test_a_raised_signal_is_named_as_a_persons_decision_not_a_block() -> None:
+    note = _note(
+        Outcome.NEEDS_APPROVAL,
+        (
+            CheckResult("captured", True, said("The payment was captured in full.")),
+            CheckResult(
+                "repeat_claims",
+                False,
+                said("The customer was refunded 3 times in 90 days."),
+                escalates=True,
+            ),
+        ),
+    )
+
+    assert (
+        "(awaiting_approval; every check passed; a person must decide: "
+        "The customer was refunded 3 times in 90 days.)." in note
+    )

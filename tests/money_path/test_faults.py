@@ -49,9 +49,11 @@ from sqlalchemy import select
 from app import create_app
 from app.background import sweep
 from app.cases.proposals import Proposal
+from app.clock import utcnow
 from app.connections.adapters import connection_adapters
 from app.crypto import secret_box
-from app.demo import APPROVER, SHOP_DOMAIN, LinenShop
+from app.demo import APPROVER, AS_OWNER, SHOP_DOMAIN, LinenShop
+from app.execution.brakes import BrakeSettings, save_brakes
 from app.execution.executor import (
     ExecutionContext,
     execute_action,
@@ -61,6 +63,7 @@ from app.execution.executor import (
 from app.execution.models import Action, ActionAttempt, ActionStatus
 from app.jobs.connection import connect_redis
 from app.settings import Settings
+from app.shops.models import Shop
 from integrations.stripe.sandbox import StripeSandbox
 
 
@@ -643,6 +646,16 @@ def end_states_reached(
 ) -> Iterator[Counter[str]]:
     """How many examples reached each end state; checked once every example has run,
     with the money invariants over every payment of the run."""
+    # The faults fail sends in a row on purpose: the breaker, on by default, would hold the
+    # later examples' actions (the brakes have their own tests, test_brakes.py).
+    with ctx.session_factory() as session, session.begin():
+        save_brakes(
+            session,
+            shop=session.get_one(Shop, linen.shop_id),
+            actor=AS_OWNER,
+            settings=BrakeSettings(failures_in_a_row=None, error_percent=None),
+            now=utcnow(),
+        )
     reached: Counter[str] = Counter()
     yield reached
     if not reached:

@@ -72,7 +72,9 @@ def events_of(session: Session, shop: Shop, kind: str) -> list[AuditEvent]:
     [
         (
             OWNER,
-            ["stripe-key", "gorgias", "switch", "switch"] + ["staff-member"] * 3 + ["agent-issue"],
+            ["stripe-key", "gorgias", "switch", "switch", "brakes", "slack"]
+            + ["staff-member"] * 3
+            + ["agent-issue"],
         ),
         (APPROVER, ["switch"]),  # any approver may stop everything
         (VIEWER, []),

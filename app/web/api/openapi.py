@@ -13,6 +13,8 @@ from typing import Any
 
 from app.actors import ActorKind, Surface
 from app.agents.models import AgentTool
+from app.alerts.models import AlertKind
+from app.alerts.service import MAX_WEBHOOK_URL
 from app.approvals.drafts import DURATIONS, MAX_ID, MAX_LINE_ITEMS, MAX_TEXT, PRORATIONS
 from app.cases.models import CaseStatus
 from app.cases.proposals import ProposalStatus
@@ -22,10 +24,12 @@ from app.connections.service import MAX_KEY_LENGTH
 from app.conversations.models import Author
 from app.conversations.service import MAX_MESSAGE
 from app.drafting.result import NextStep
+from app.execution.brakes import MAX_CEILING, MAX_ERROR_WINDOW, SETTING_NAMES, BrakeRule
 from app.execution.models import ActionStatus
-from app.guard import MONEY_KINDS, IdentityLevel
+from app.guard import MONEY_KINDS, IdentityLevel, Outcome
 from app.guard.policy import (
     MAX_AMOUNT,
+    MAX_COUNT,
     MAX_CREDIT_BONUS_PERCENT,
     MAX_DAYS,
     MAX_OWNER_LENGTH,
@@ -48,6 +52,8 @@ from app.validation import (
     PAGE_MAXIMUM,
     SHORT_TEXT,
 )
+from app.whatif import SHOWN as WHAT_IF_SHOWN
+from app.whatif import Change, Source
 from integrations.provider import ActionKind
 
 JSONSchema = dict[str, Any]
@@ -296,6 +302,19 @@ _POLICY_RULES = _object(
         "store_credit_bonus_percent": _nullable(_int(0, MAX_CREDIT_BONUS_PERCENT)),
         "replacement_discount": {"type": "boolean"},
         "handover_owner": _nullable(_text(MAX_OWNER_LENGTH, min_length=1)),
+        "signals": _object(
+            {
+                "history_needed": _int(0, MAX_COUNT),
+                "repeat_claims": _nullable(_int(1, MAX_COUNT)),
+                "repeat_claims_percent": _nullable(_int(1, 100)),
+                "old_delivery_days": _nullable(_int(1, MAX_DAYS)),
+                "delivered_but_not_received": {"type": "boolean"},
+                "new_customer_amount": _CURRENCY_AMOUNTS,
+                "new_customer_days": _nullable(_int(1, MAX_DAYS)),
+                "shared_email_customers": _nullable(_int(1, MAX_COUNT)),
+            },
+            closed=True,
+        ),
     },
     closed=True,
 )
@@ -629,6 +648,199 @@ _SHOP = _object(
         },
     },
     ("domain", "name", "writes_enabled", "kill_switch", "policy", "connections"),
+)
+
+_MONEY_CEILINGS: JSONSchema = {
+    "type": "object",
+    "additionalProperties": _int(1, MAX_CEILING),
+    "description": "currency (ISO 4217) -> minor units; a currency left out has no ceiling",
+}
+_BRAKE_SETTINGS = _object(
+    {
+        "money_per_hour": _MONEY_CEILINGS,
+        "money_per_day": _MONEY_CEILINGS,
+        "actions_per_hour": _nullable(_int(1, MAX_CEILING)),
+        "actions_per_day": _nullable(_int(1, MAX_CEILING)),
+        "failures_in_a_row": _nullable(
+            _int(1, MAX_ERROR_WINDOW, "failed or unclear sends in a row that trip the breaker")
+        ),
+        "error_percent": _nullable(
+            _int(1, 100, "share of the last error_window sends, failed or unclear, that trips it")
+        ),
+        "error_window": _int(2, MAX_ERROR_WINDOW),
+    },
+    SETTING_NAMES,
+    closed=True,
+)
+_BRAKES = _object(
+    {
+        "settings": _BRAKE_SETTINGS,
+        "tripped": _nullable(
+            _object(
+                {
+                    "at": _TIME,
+                    "rule": _enum(BrakeRule),
+                    "reason": _OPTIONAL_TEXT,
+                    "action_id": _nullable(_UUID),
+                },
+                ("at", "rule", "reason", "action_id"),
+            )
+        ),
+        "held": _object(
+            {
+                "count": {"type": "integer", "minimum": 0},
+                "money": {"type": "object", "additionalProperties": {"type": "integer"}},
+            },
+            ("count", "money"),
+        ),
+    },
+    ("settings", "tripped", "held"),
+)
+_ALERTS = _object(
+    {
+        "slack": _nullable(_object({"hint": {"type": "string"}}, ("hint",))),
+        "slack_kinds": {"type": "array", "items": _enum(AlertKind)},
+        "signing_secret": _OPTIONAL_TEXT,
+    },
+    ("slack", "slack_kinds", "signing_secret"),
+)
+
+# The policy as the settings page's form sends it.
+_POLICY_FORM = _object(
+    {
+        "currency": _text(3, min_length=3, description="ISO 4217, such as usd"),
+        "enabled_kinds": {"type": "array", "items": _enum(ActionKind)},
+        **{
+            name: _text(32, description="an amount, such as 48.00; blank: none")
+            for name in (
+                "auto_approve_ceiling",
+                "two_person_threshold",
+                *CEILING_FIELDS.values(),
+                "per_customer_cap",
+                "per_shop_cap",
+                "new_customer_amount",
+            )
+        },
+        **{
+            name: _text(8, description="a whole number; blank: none")
+            for name in (
+                "per_customer_cap_days",
+                "per_shop_cap_days",
+                "duplicate_window_days",
+                "refund_window_days",
+                "max_percent_off",
+                "store_credit_bonus_percent",
+                # The abuse signals' numbers; a signal's field left out keeps its value.
+                "history_needed",
+                "repeat_claims",
+                "repeat_claims_percent",
+                "old_delivery_days",
+                "new_customer_days",
+                "shared_email_customers",
+            )
+        },
+        "replacement_discount": {"type": "boolean"},
+        "delivered_but_not_received": {"type": "boolean"},
+        "handover_owner": _text(MAX_OWNER_LENGTH),
+    },
+    ("currency", "enabled_kinds", "duplicate_window_days", "max_percent_off"),
+    closed=True,
+)
+
+_CHANGE_MONEY = _object(
+    {
+        "count": {"type": "integer", "minimum": 0},
+        "money": {"type": "array", "items": _MONEY},
+    },
+    ("count", "money"),
+)
+_REPLAYED_OUTCOME = {
+    "outcome": _enum(Outcome),
+    "approvals_required": {"type": "integer", "minimum": 0},
+}
+_WHAT_IF = _object(
+    {
+        "since": _TIME,
+        "until": _TIME,
+        "policy_version": {"type": "integer", "description": "the current policy's version"},
+        "replayed": {"type": "integer", "minimum": 0},
+        "reconstructed": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "how many were replayed on inputs rebuilt from Caseward's records",
+        },
+        "classes": _object(
+            {change.value: _CHANGE_MONEY for change in Change}, tuple(Change), closed=True
+        ),
+        "items": {
+            "type": "array",
+            "maxItems": WHAT_IF_SHOWN,
+            "items": _object(
+                {
+                    "change": _enum(change for change in Change if change != Change.UNCHANGED),
+                    "reference": {
+                        "type": "string",
+                        "description": "the case's number, or the provider's id of a "
+                        "record made outside Caseward",
+                    },
+                    "source": _enum(Source),
+                    "reconstructed": {"type": "boolean"},
+                    "case_id": _nullable(_UUID),
+                    "case_url": _nullable({"type": "string"}),
+                    "kind": _enum(ActionKind),
+                    "amount": _MONEY,
+                    "at": _TIME,
+                    "current": _object(_REPLAYED_OUTCOME, tuple(_REPLAYED_OUTCOME)),
+                    "candidate": _object(
+                        {
+                            **_REPLAYED_OUTCOME,
+                            "said": {"type": "string"},
+                            "failing": {
+                                "type": "array",
+                                "items": _object(
+                                    {
+                                        "check": {"type": "string"},
+                                        "check_said": {"type": "string"},
+                                        "said": {"type": "string"},
+                                    },
+                                    ("check", "check_said", "said"),
+                                ),
+                            },
+                        },
+                        (*_REPLAYED_OUTCOME, "said", "failing"),
+                    ),
+                },
+                (
+                    "change",
+                    "reference",
+                    "source",
+                    "reconstructed",
+                    "case_id",
+                    "case_url",
+                    "kind",
+                    "amount",
+                    "at",
+                    "current",
+                    "candidate",
+                ),
+            ),
+        },
+        "items_total": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "how many past actions the candidate changes; items lists the first",
+        },
+    },
+    (
+        "since",
+        "until",
+        "policy_version",
+        "replayed",
+        "reconstructed",
+        "classes",
+        "items",
+        "items_total",
+    ),
 )
 
 _SHARE: JSONSchema = {
@@ -1091,6 +1303,51 @@ PATHS: dict[str, dict[str, Any]] = {
             _object({"engaged": {"type": "boolean"}}, ("engaged",), closed=True),
         )
     },
+    "/api/shop/brakes": {
+        "get": _op(
+            "The shop's brakes: ceilings, the breaker's rules, whether a brake holds and "
+            "the actions it holds",
+            _BRAKES,
+        ),
+        "put": _op(
+            "Set the shop's ceilings per hour and per day and the breaker's rules (owners "
+            "only); null or an empty object: none",
+            _BRAKES,
+            _BRAKE_SETTINGS,
+        ),
+    },
+    "/api/shop/brakes/resume": {
+        "post": _op(
+            "Resume sending after a brake tripped (owners and approvers); the held actions "
+            "are queued again, each checked and sent once",
+            _object({**_BRAKES["properties"], "resumed": {"type": "array", "items": _UUID}}),
+            _object({}, (), closed=True),
+            (400, 401, 403, 409),
+        )
+    },
+    "/api/shop/alerts": {
+        "get": _op("Where the shop's alerts go besides its owners' email", _ALERTS),
+        "put": _op(
+            "Set the shop's Slack incoming webhook (owners only; null removes it, left out "
+            "keeps it) and the kinds of alert posted there; a new address gets a new "
+            "signing secret, in this answer only",
+            _ALERTS,
+            _object(
+                {
+                    "slack_webhook_url": _nullable(
+                        _text(
+                            MAX_WEBHOOK_URL,
+                            min_length=1,
+                            description="https://hooks.slack.com/services/...",
+                        )
+                    ),
+                    "slack_kinds": {"type": "array", "items": _enum(AlertKind)},
+                },
+                (),
+                closed=True,
+            ),
+        ),
+    },
     "/api/shop/policy": {
         "put": _op(
             "Save a new policy version",
@@ -1104,37 +1361,23 @@ PATHS: dict[str, dict[str, Any]] = {
             "one currency, windows in days, percents; a blank amount or window turns its "
             "rule off; each field that cannot be read is refused by its name",
             _object({"policy": {"type": "object"}}, ("policy",)),
-            _object(
-                {
-                    "currency": _text(3, min_length=3, description="ISO 4217, such as usd"),
-                    "enabled_kinds": {"type": "array", "items": _enum(ActionKind)},
-                    **{
-                        name: _text(32, description="an amount, such as 48.00; blank: none")
-                        for name in (
-                            "auto_approve_ceiling",
-                            "two_person_threshold",
-                            *CEILING_FIELDS.values(),
-                            "per_customer_cap",
-                            "per_shop_cap",
-                        )
-                    },
-                    **{
-                        name: _text(8, description="a whole number; blank: none")
-                        for name in (
-                            "per_customer_cap_days",
-                            "per_shop_cap_days",
-                            "duplicate_window_days",
-                            "refund_window_days",
-                            "max_percent_off",
-                            "store_credit_bonus_percent",
-                        )
-                    },
-                    "replacement_discount": {"type": "boolean"},
-                    "handover_owner": _text(MAX_OWNER_LENGTH),
-                },
-                ("currency", "enabled_kinds", "duplicate_window_days", "max_percent_off"),
-                closed=True,
-            ),
+            _POLICY_FORM,
+        )
+    },
+    "/api/shop/policy/what-if": {
+        "post": _op(
+            "What a candidate policy would have done to the shop's last 90 days, beside the "
+            "current one (owners only): every past action replayed through the same checks, "
+            "counted as would block, would escalate, would approve by itself or unchanged, "
+            "with the money of each; nothing is saved or changed. The candidate as the "
+            "form sends it (the same fields, refused by name) or as rules",
+            _WHAT_IF,
+            {
+                "oneOf": [
+                    _object({"rules": _ref("PolicyRules")}, ("rules",), closed=True),
+                    _POLICY_FORM,
+                ]
+            },
         )
     },
     "/api/shop/connections/gorgias": {

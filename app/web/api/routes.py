@@ -22,6 +22,7 @@ from app.agents.service import (
     proposing_agents,
     revoke_agent_credential,
 )
+from app.alerts.service import SlackSetup, alert_kinds, save_slack, slack_setup, webhook_url
 from app.approvals.drafts import parse_draft
 from app.approvals.service import (
     ProposalResult,
@@ -47,7 +48,16 @@ from app.conversations.service import staff_reply
 from app.db import request_session
 from app.drafting.service import latest_draft, reply_facts
 from app.errors import InvalidInput, NotFound
+from app.execution.brakes import (
+    SETTING_NAMES,
+    BrakeSettings,
+    BrakeState,
+    brake_state,
+    resume,
+    save_brakes,
+)
 from app.execution.models import Action, ActionAttempt, ActionStatus
+from app.guard import Verdict
 from app.helpdesk.connection import (
     gorgias_connection,
     rotate_secret,
@@ -64,7 +74,9 @@ from app.history_audit.report import (
 )
 from app.history_audit.scan import DEFAULT_WINDOW_DAYS, newest_scans, start_scan
 from app.inbox.case_file import case_file
+from app.money import Money
 from app.settings import Settings
+from app.shopify.admin_links import admin_case_url
 from app.shops.policy_form import FIELDS, rules_from_form
 from app.shops.service import current_policy, save_policy, set_kill_switch, set_writes_enabled
 from app.validation import (
@@ -77,10 +89,11 @@ from app.validation import (
     choice,
     integer,
     json_object,
+    only_keys,
     optional_uuid,
     text,
 )
-from app.web.admin_text import in_reader_words
+from app.web.admin_text import in_reader_words, say
 from app.web.api.openapi import OPENAPI
 from app.web.api.parsing import json_body, text_field
 from app.web.api.serialize import (
@@ -93,11 +106,13 @@ from app.web.api.serialize import (
     history_scan_json,
     merchant_connected_json,
     message_json,
+    money_json,
     order_json,
     proposal_json,
 )
 from app.web.auth import require_staff
-from app.web.dispatch import commit_and_enqueue, queue_order_refresh, queue_scan
+from app.web.dispatch import commit_and_enqueue, queue_execution, queue_order_refresh, queue_scan
+from app.whatif import Change, Replayed, WhatIf, what_if
 from app.words import said
 from integrations.provider import ProviderAdapter
 
@@ -337,6 +352,62 @@ def shop_kill_switch() -> Response:
     return jsonify({"kill_switch": g.shop.kill_switch})
 
 
+@bp.get("/shop/brakes")
+@require_staff
+def shop_brakes() -> Response:
+    return jsonify(_brakes_json(brake_state(request_session(), g.shop.id)))
+
+
+@bp.put("/shop/brakes")
+@require_staff
+def shop_brakes_save() -> Response:
+    session = request_session()
+    settings = BrakeSettings.from_dict(json_body(*SETTING_NAMES))
+    save_brakes(session, shop=g.shop, actor=g.actor, settings=settings, now=utcnow())
+    session.commit()
+    return jsonify(_brakes_json(brake_state(session, g.shop.id)))
+
+
+@bp.post("/shop/brakes/resume")
+@require_staff
+def shop_brakes_resume() -> Response:
+    only_keys(json_body(), ())
+    session = request_session()
+    held = resume(session, shop=g.shop, actor=g.actor, now=utcnow())
+    session.commit()
+    for action_id in held:
+        queue_execution(current_app, action_id)
+    state = _brakes_json(brake_state(session, g.shop.id))
+    return jsonify({**state, "resumed": [str(action_id) for action_id in held]})
+
+
+@bp.get("/shop/alerts")
+@require_staff
+def shop_alerts() -> Response:
+    return jsonify(_alerts_json(slack_setup(request_session(), g.shop.id)))
+
+
+@bp.put("/shop/alerts")
+@require_staff
+def shop_alerts_save() -> Response:
+    body = json_body("slack_webhook_url", "slack_kinds")
+    keep_url = "slack_webhook_url" not in body
+    given = body.get("slack_webhook_url")
+    session = request_session()
+    setup = save_slack(
+        session,
+        shop=g.shop,
+        actor=g.actor,
+        url=None if given is None else webhook_url(given),
+        keep_url=keep_url,
+        kinds=alert_kinds(body["slack_kinds"]) if "slack_kinds" in body else None,
+        box=current_app.extensions["caseward.secret_box"],
+        now=utcnow(),
+    )
+    session.commit()
+    return jsonify(_alerts_json(setup))
+
+
 @bp.put("/shop/policy")
 @require_staff
 def shop_policy() -> Response:
@@ -356,6 +427,22 @@ def shop_policy_form() -> Response:
     policy = save_policy(session, shop=g.shop, actor=g.actor, rules=rules, now=utcnow())
     session.commit()
     return jsonify({"policy": policy.to_dict()})
+
+
+@bp.post("/shop/policy/what-if")
+@require_staff
+def shop_policy_what_if() -> Response:
+    """What a candidate policy, sent as the form sends it or as rules, would have done to
+    the shop's last 90 days; nothing is saved or changed."""
+    session = request_session()
+    body = json_body()
+    if "rules" in body:
+        only_keys(body, ("rules",))
+        rules = json_object(body["rules"], "rules")
+    else:
+        rules = rules_from_form(body, current_policy(session, g.shop.id))
+    result = what_if(session, shop_id=g.shop.id, actor=g.actor, rules=rules, now=utcnow())
+    return jsonify(_what_if_json(result))
 
 
 @bp.get("/agents")
@@ -627,6 +714,90 @@ def _commit_and_enqueue(result: ProposalResult) -> Response:
             "action": action_json(result.action) if result.action else None,
         }
     )
+
+
+def _brakes_json(state: BrakeState) -> dict[str, Any]:
+    tripped = None
+    if state.tripped_at is not None:
+        tripped = {
+            "at": state.tripped_at.isoformat(),
+            "rule": state.rule,
+            "reason": in_reader_words(state.reason) if state.reason else None,
+            "action_id": str(state.action_id) if state.action_id else None,
+        }
+    return {
+        "settings": state.settings.to_dict(),
+        "tripped": tripped,
+        "held": {"count": state.held.count, "money": dict(state.held.money)},
+    }
+
+
+def _alerts_json(setup: SlackSetup) -> dict[str, Any]:
+    return {
+        "slack": {"hint": setup.hint} if setup.hint else None,
+        "slack_kinds": setup.kinds,
+        "signing_secret": setup.signing_secret,
+    }
+
+
+def _what_if_json(result: WhatIf) -> dict[str, Any]:
+    return {
+        "since": result.since.isoformat(),
+        "until": result.until.isoformat(),
+        "policy_version": result.current_version,
+        "replayed": result.replayed,
+        "reconstructed": result.reconstructed,
+        "classes": {
+            change.value: {
+                "count": result.counts[change],
+                "money": [
+                    money_json(Money(amount, currency))
+                    for currency, amount in result.money[change].items()
+                ],
+            }
+            for change in Change
+        },
+        "items": [_replayed_json(done) for done in result.items],
+        "items_total": result.changed,
+    }
+
+
+def _replayed_json(done: Replayed) -> dict[str, Any]:
+    """One changed past action: where it is, what it was, and each policy's word on it."""
+    item = done.item
+    case_url = (
+        admin_case_url(_settings().shopify_admin_origin, g.shop.domain, item.case_id)
+        if item.case_id
+        else None
+    )
+    return {
+        "change": done.change.value,
+        "reference": item.reference,
+        "source": item.source.value,
+        "reconstructed": item.reconstructed,
+        "case_id": str(item.case_id) if item.case_id else None,
+        "case_url": case_url,
+        "kind": item.inputs.proposal.kind.value,
+        "amount": money_json(done.amount),
+        "at": done.at.isoformat(),
+        "current": _outcome_json(done.current),
+        "candidate": {
+            **_outcome_json(done.candidate),
+            "said": in_reader_words(done.candidate.approval_said),
+            "failing": [
+                {
+                    "check": check.name,
+                    "check_said": say("check", check.name),
+                    "said": in_reader_words(check.said),
+                }
+                for check in done.candidate.failed
+            ],
+        },
+    }
+
+
+def _outcome_json(verdict: Verdict) -> dict[str, Any]:
+    return {"outcome": verdict.outcome.value, "approvals_required": verdict.approvals_required}
 
 
 def _statuses(args: MultiDict[str, str]) -> list[str]:
