@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import stripe
 from stripe_sandbox_support import raw
@@ -132,6 +134,24 @@ def test_promotion_code_refusals(
             params={"promotion": {"type": "coupon", "coupon": coupon.id}, "code": "same"}
         )
     assert clash.value.param == "code"
+
+
+def test_a_promotion_code_cannot_outlive_its_coupon(client: stripe.StripeClient) -> None:
+    redeem_by = int(time.time()) + 3600
+    coupon = client.v1.coupons.create(params={"percent_off": 20, "redeem_by": redeem_by})
+    promotion = {"type": "coupon", "coupon": coupon.id}
+
+    with pytest.raises(stripe.InvalidRequestError) as later:
+        client.v1.promotion_codes.create(
+            params={"promotion": promotion, "expires_at": redeem_by + 1}
+        )
+    same = client.v1.promotion_codes.create(
+        params={"promotion": promotion, "expires_at": redeem_by}
+    )
+
+    assert later.value.param == "expires_at"
+    assert "redeem_by" in str(later.value.user_message)
+    assert same.expires_at == redeem_by
 
 
 def test_discount_objects_match_stripe_schema(

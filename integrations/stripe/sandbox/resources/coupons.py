@@ -244,6 +244,13 @@ def create_promotion_code(ctx: Ctx, params: Params) -> JSON:
         raise invalid(
             f"Coupon expired: {coupon_id}", param="promotion[coupon]", code="coupon_expired"
         )
+    redeem_by = coupon.get("redeem_by")
+    if expires_at is not None and redeem_by is not None and expires_at > int(redeem_by):
+        # Stripe's rule: a code cannot outlive the coupon it redeems.
+        raise invalid(
+            "The promotion code's expires_at cannot be after its coupon's redeem_by.",
+            param="expires_at",
+        )
     if customer_id is not None:
         ctx.require("customers", customer_id, "customer", param="customer", status=400)
     if (
