@@ -189,3 +189,26 @@ def test_an_unknown_customer_does_not_exist(adapter: ShopifyAdapter, shop: Sandb
     facts = adapter.facts(ActionKind.DISCOUNT, "gid://shopify/Customer/999999999")
 
     assert isinstance(facts, CustomerFacts) and facts.exists is False
+
+
+def test_a_fresh_refund_on_an_old_order_is_dated_by_itself_for_the_duplicate_window(
+    sandbox: ShopifySandbox, adapter: ShopifyAdapter, shop: SandboxShop, customer: str
+) -> None:
+    """A refund made today on an order placed a month ago counts as today's: the guard's
+    duplicate window (72 hours) sees it, which the order's own date would hide."""
+    placed = sandbox.now() - timedelta(days=30).total_seconds()
+    old = sandbox.seed_order(
+        shop.domain,
+        customer_id=customer,
+        currency="USD",
+        lines=[{"title": "Apron", "quantity": 2, "price": 4800}],
+        created_at=placed,
+    )
+    adapter.submit(request(ActionKind.REFUND, old, 4800, reason="One apron arrived torn"))
+
+    facts = payment(adapter, old)
+
+    (refund,) = facts.refunds
+    assert facts.created is not None and refund.created is not None
+    assert refund.created - facts.created >= timedelta(days=29)
+    assert abs(refund.created.timestamp() - sandbox.now()) < 60
