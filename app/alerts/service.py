@@ -308,7 +308,7 @@ def webhook_url(value: object) -> str:
         raise InvalidInput(
             said(
                 "slack_webhook_url is the https address Slack gives an incoming webhook, "
-                "such as https://hooks.slack.com/services/T000/B000/XXXX"
+                "such as https://hooks.slack.com/services/..."
             ),
             field="slack_webhook_url",
         )
