@@ -18,6 +18,7 @@ from rq import Queue
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.audit import AuditEvent
 from app.background import sweep
 from app.cases.models import Customer, Order
 from app.clock import utcnow
@@ -120,6 +121,31 @@ def wait_for_status(
 def sweeping(ctx: ExecutionContext, queue: Queue) -> Callable[[], object]:
     """What the sweeper process does every few seconds, as one call."""
     return lambda: sweep(ctx, queue)
+
+
+def assert_unclear_at_once(
+    factory: sessionmaker[Session], action_id: uuid.UUID, settings: Settings
+) -> Action:
+    """The send that just returned left its action ``unknown`` with its look-up set and
+    audited, as the call gave up (``settings``' provider timeout), not ``submitting``
+    until the stuck-submission sweep finds it."""
+    with factory() as session:
+        action = session.get(Action, action_id)
+        assert action is not None
+        assert action.status == ActionStatus.UNKNOWN, (action.status, action.status_reason)
+        assert action.next_check_at is not None and action.next_check_at > action.updated_at
+        [event] = session.scalars(
+            select(AuditEvent).where(
+                AuditEvent.action_id == action_id, AuditEvent.kind == "action.unknown"
+            )
+        ).all()
+        assert event.actor == "system:worker"
+        assert event.data["next_check_at"] == action.next_check_at.isoformat()
+        assert action.first_sent_at is not None
+        waited = (action.updated_at - action.first_sent_at).total_seconds()
+        assert waited < settings.provider_timeout_seconds + 1.0, waited
+        session.expunge(action)
+        return action
 
 
 # ---------------------------------------------------------------- provider truth

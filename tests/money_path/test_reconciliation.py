@@ -19,6 +19,7 @@ from fault_support import (
     action_json,
     approve,
     assert_money_invariants,
+    assert_unclear_at_once,
     case_audit_json,
     case_json,
     napkin_subscription,
@@ -208,6 +209,48 @@ def patient_ctx(ctx: ExecutionContext, settings: Settings) -> ExecutionContext:
     return replace(
         ctx, adapters=connection_adapters(patient, secret_box(patient)), settings=patient
     )
+
+
+def test_a_send_whose_answer_times_out_is_unclear_at_once_with_its_look_up_set(
+    linen: LinenShop,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    patient_ctx: ExecutionContext,
+    ctx: ExecutionContext,
+    queue: Queue,
+) -> None:
+    sandbox.pause_webhooks()
+    # Stripe commits the refund, then answers 3 s later: the worker gave up at 1.5 s.
+    sandbox.arm_fault(
+        "delay", method="POST", path="/v1/refunds", account=account.id, ms=3000, when="after"
+    )
+    action_id = approve(approver, case_json(approver, linen.case_id)["proposals"][0])
+
+    assert execute_action(patient_ctx, uuid.UUID(action_id)) == "unknown"
+
+    unclear = assert_unclear_at_once(
+        ctx.session_factory, uuid.UUID(action_id), patient_ctx.settings
+    )
+    [attempt] = action_json(approver, action_id)["attempts"]
+    assert (attempt["purpose"], attempt["outcome"]) == ("submit", "unknown")
+    assert "timed out" in attempt["detail"].lower()
+    # The look-up it was given comes due, is queued by the sweep and finds the refund Stripe
+    # made; nothing is sent again.
+    report = wait_for(
+        lambda: (r := sweep(ctx, queue))["reconciling"] and r, what="the look-up to be due"
+    )
+    assert report["reconciling"] == [action_id]
+    assert unclear.next_check_at is not None and utcnow() >= unclear.next_check_at
+    run_queued_jobs(ctx, queue)
+    settled = action_json(approver, action_id)
+    assert settled["status"] == "succeeded"
+    assert [(a["purpose"], a["outcome"]) for a in settled["attempts"]] == [
+        ("submit", "unknown"),
+        ("find", "found"),
+    ]
+    refunds = assert_money_invariants(account, ctx.session_factory, linen.shop_id)
+    assert [r["amount"] for r in refunds] == [4800]
 
 
 def test_a_late_commit_landing_between_look_up_and_resend_is_recorded_as_the_provider_reports(

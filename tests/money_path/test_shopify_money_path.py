@@ -21,6 +21,7 @@ import pytest
 from fault_support import (
     action_json,
     approve,
+    assert_unclear_at_once,
     case_json,
     refunds_of_action,
     reset_sandbox_switches,
@@ -39,6 +40,7 @@ from app.actors import Surface, staff
 from app.cases.jobs import refresh_orders_of
 from app.cases.models import Case, Customer
 from app.clock import utcnow
+from app.connections.adapters import connection_adapters
 from app.crypto import secret_box
 from app.demo import LinenShop
 from app.execution.executor import ExecutionContext, execute_action, reconcile_action
@@ -279,6 +281,33 @@ def test_a_shopify_refund_whose_answer_is_lost_is_found_and_never_made_twice(
         ("submit", "unknown"),
         ("find", "found"),
     ]
+
+
+def test_a_shopify_refund_whose_answer_times_out_is_unclear_at_once_and_found_later(
+    store: Store,
+    shopify: ShopifySandbox,
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    settings: Settings,
+    ctx: ExecutionContext,
+) -> None:
+    action_id = uuid.UUID(
+        approve(approver, _propose(proposer, linen.case_id, _shopify_refund(store, APRON)))
+    )
+    # Shopify makes the refund, then answers 3 s later: this worker gives up at 1.5 s.
+    shopify.arm_fault(Fault(kind="delay", operation="refundCreate", ms=3000, when="after"))
+    hasty = replace(settings, provider_timeout_seconds=1.5)
+    hasty_ctx = replace(ctx, adapters=connection_adapters(hasty, secret_box(hasty)), settings=hasty)
+
+    assert execute_action(hasty_ctx, action_id) == "unknown"
+
+    assert_unclear_at_once(ctx.session_factory, action_id, hasty)
+    [attempt] = action_json(approver, str(action_id))["attempts"]
+    assert (attempt["purpose"], attempt["outcome"]) == ("submit", "unknown")
+    assert "timeout" in attempt["detail"].lower()
+    assert reconcile_action(ctx, action_id) == "succeeded"
+    assert [amount for amount, _ in _refunds_at_shopify(shopify, store)] == [APRON]
 
 
 def test_a_shopify_refund_above_what_a_line_was_paid_is_refused_before_approval(
