@@ -100,11 +100,14 @@ def evaluate_draft(
     now: datetime,
     own_action_id: uuid.UUID | None = None,
     approved_money: str | None = None,
+    with_signals: bool = True,
 ) -> Evaluation:
     """``own_action_id``: when re-checking an approved action, so it is not counted
     against itself, and so its own write, if it already landed, is recognised.
     ``approved_money``: that action's stored ``money_ref``, so its order need not be read
-    before our actions (see the module docstring).
+    before our actions (see the module docstring). ``with_signals``: False where only
+    blocking checks matter (the executor's re-check: a signal asks for a person, who has
+    already decided), which spares the reads of the customer's record.
 
     The customer is the case's, read afresh here: whoever the proposal names, the
     checks compare the target's owner with the case's customer at the provider."""
@@ -130,7 +133,11 @@ def evaluate_draft(
         own_action_id=own_action_id,
         now=now,
     )
-    record = _record_for_signals(session, shop.id, case, draft.kind, own_action_id, now)
+    record = (
+        _record_for_signals(session, shop.id, case, draft.kind, own_action_id, now)
+        if with_signals
+        else None
+    )
     facts = adapter.facts(draft.kind, draft.target)
     if approved_money is not None and draft.kind == ActionKind.REFUND:
         order = _order_for(session, shop.id, draft, adapter, read_with=facts)
@@ -145,6 +152,7 @@ def evaluate_draft(
                 adapter=adapter,
                 now=now,
                 own_action_id=own_action_id,
+                with_signals=with_signals,
             )
     proposal = ProposedAction(
         kind=draft.kind,

@@ -284,6 +284,8 @@ def _prepare_send(
             now=now,
             own_action_id=action.id,
             approved_money=action.money_ref,
+            # Only a blocking check stops a send; a signal never blocks.
+            with_signals=False,
         )
     except Throttled as exc:
         if not first:
