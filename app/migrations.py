@@ -9,6 +9,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import Connection
 
 MIGRATIONS_PATH = Path(__file__).resolve().parent.parent / "migrations"
@@ -45,6 +46,22 @@ def autogenerate(database_url: str, message: str) -> None:
 @lru_cache(maxsize=1)
 def head_revision() -> str | None:
     return ScriptDirectory(str(MIGRATIONS_PATH)).get_current_head()
+
+
+def schema_is_behind(revision: str | None) -> bool:
+    """Whether a database at ``revision`` lacks a revision this code needs. A revision this
+    code does not know was made by a newer release, which migrates compatibly (add first,
+    drop a release later): this code still runs on it, so a deploy's old processes stay up
+    while the new ones roll out."""
+    if revision == head_revision():
+        return False
+    if revision is None:
+        return True
+    try:
+        known = ScriptDirectory(str(MIGRATIONS_PATH)).get_revision(revision)
+    except CommandError:
+        return False
+    return known is not None
 
 
 def current_revision(connection: Connection) -> str | None:

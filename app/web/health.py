@@ -10,7 +10,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.db import Database
 from app.jobs.connection import RedisExtension
-from app.migrations import current_revision, head_revision
+from app.migrations import current_revision, head_revision, schema_is_behind
 
 bp = Blueprint("health", __name__)
 
@@ -31,8 +31,11 @@ def _database_check() -> dict[str, Any]:
     except SQLAlchemyError as exc:
         return {"ok": False, "error": type(exc).__name__}
     head = head_revision()
-    if revision != head:
+    if schema_is_behind(revision):
         return {"ok": False, "error": "schema_not_migrated", "revision": revision, "head": head}
+    if revision != head:
+        # Migrated by a newer release while this one still serves: compatible by rule.
+        return {"ok": True, "revision": revision, "head": head, "schema": "ahead"}
     return {"ok": True, "revision": revision}
 
 

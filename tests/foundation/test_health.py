@@ -5,10 +5,12 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+from alembic.script import ScriptDirectory
 from flask.testing import FlaskClient
+from sqlalchemy import create_engine, text
 
 from app import create_app
-from app.migrations import head_revision
+from app.migrations import MIGRATIONS_PATH, head_revision, upgrade
 from app.settings import Settings
 
 
@@ -49,6 +51,45 @@ def test_health_reports_unmigrated_database(settings: Settings, tmp_path: Path) 
         "revision": None,
         "head": head_revision(),
     }
+
+
+def _stamped(settings: Settings, tmp_path: Path, revision: str) -> FlaskClient:
+    """The app on a migrated database whose recorded revision is then set to ``revision``."""
+    url = f"sqlite:///{tmp_path / 'stamped.db'}"
+    upgrade(url)
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = :v"), {"v": revision})
+    engine.dispose()
+    return create_app(Settings(**{**settings.__dict__, "database_url": url})).test_client()
+
+
+def test_health_stays_ok_on_a_database_a_newer_release_migrated(
+    settings: Settings, tmp_path: Path
+) -> None:
+    # A deploy migrates first: the running release keeps serving until the new one is up.
+    client = _stamped(settings, tmp_path, "9999_a_newer_releases_revision")
+
+    response = client.get("/health")
+
+    assert response.status_code == 200
+    assert response.get_json()["checks"]["database"] == {
+        "ok": True,
+        "revision": "9999_a_newer_releases_revision",
+        "head": head_revision(),
+        "schema": "ahead",
+    }
+
+
+def test_health_reports_a_database_behind_this_release(settings: Settings, tmp_path: Path) -> None:
+    head = ScriptDirectory(str(MIGRATIONS_PATH)).get_revision(head_revision())
+    assert head is not None and isinstance(head.down_revision, str)
+    client = _stamped(settings, tmp_path, head.down_revision)
+
+    response = client.get("/health")
+
+    assert response.status_code == 503
+    assert response.get_json()["checks"]["database"]["error"] == "schema_not_migrated"
 
 
 def test_unknown_route_answers_json_not_html(client: FlaskClient) -> None:
