@@ -35,28 +35,47 @@ _NUMBERS = {
     "due": 2, "tre": 3, "entrambi": 0, "entrambe": 0,
     "een": 1, "één": 1, "twee": 2, "drie": 3, "allebei": 0,
 }  # fmt: skip
-_STOP_WORDS = frozenset({"with", "from", "your", "this", "that", "size", "color", "colour"})
+_STOP_WORDS = frozenset(
+    {"the", "and", "for", "with", "from", "your", "this", "that", "size", "color", "colour"}
+)
 _COUNT = "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True))
 
 
 def named_lines(order: OrderBrief, words: str) -> list[LinePick]:
     """The lines of ``order`` that ``words`` (in the normal form) name, each with the
-    number of items said ("one of the aprons": 1; "the aprons", "both": all; an apron: 1)."""
+    number of items said ("one of the aprons": 1; "the aprons", "both": all; an apron: 1).
+
+    A line is named by the words of its title the customer writes; where two lines share
+    a word ("tea towel", "bath towel"), the one more of whose words are written is the one
+    meant ("one tea towel" names the tea towel alone), and lines named by the same words
+    are each named (the customer did not say which)."""
+    found = {line.id: _title_words_found(line.title, words) for line in order.lines}
     picks = []
     for line in order.lines:
-        for word in re.findall(r"\w{4,}", line.title.casefold()):
-            if word in _STOP_WORDS or word.isdigit():
-                continue
-            found = re.search(
-                rf"(?:\b(?P<n>\d+|{_COUNT})\s+(?:(?:of|de|von|di|van)\s+(?:the|my|mes|les|meinen|den|los|las|mis|i|miei|le|mie|de|mijn)\s+)?"
-                rf"(?:\w+\s+){{0,3}})?{re.escape(word)}(?P<plural>s|es|en|e|n)?\b",
-                words,
-            )
-            if found is None:
-                continue
-            picks.append(LinePick(line.id, _quantity(found, line.quantity)))
-            break
+        own = found[line.id]
+        if not own or any(own.keys() < found[other.id].keys() for other in order.lines):
+            continue
+        first = next(iter(own.values()))
+        picks.append(LinePick(line.id, _quantity(first, line.quantity)))
     return picks
+
+
+def _title_words_found(title: str, words: str) -> dict[str, re.Match[str]]:
+    """Each word of ``title`` that ``words`` name, in the title's order, with where; a
+    three-letter word only as a word of its own ("tea", never the "tea" of "instead")."""
+    found: dict[str, re.Match[str]] = {}
+    for word in re.findall(r"\w{3,}", title.casefold()):
+        if word in _STOP_WORDS or word.isdigit() or word in found:
+            continue
+        start = r"\b" if len(word) == 3 else ""
+        match = re.search(
+            rf"(?:\b(?P<n>\d+|{_COUNT})\s+(?:(?:of|de|von|di|van)\s+(?:the|my|mes|les|meinen|den|los|las|mis|i|miei|le|mie|de|mijn)\s+)?"
+            rf"(?:\w+\s+){{0,3}})?{start}{re.escape(word)}(?P<plural>s|es|en|e|n)?\b",
+            words,
+        )
+        if match is not None:
+            found[word] = match
+    return found
 
 
 def _quantity(found: re.Match[str], of: int) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 from drafting_support import aprons_order, order_brief
 
+from app.drafting.brief import LineBrief, OrderBrief
 from app.drafting.claims import grounded_lines, named_lines
 from app.drafting.result import Claim, ClaimedLine, LinePick
 from app.drafting.steering import instruction_sentences, own_texts, own_words
@@ -120,6 +121,40 @@ def test_the_lines_named_are_those_the_words_name_with_the_number_they_say(
     words: str, lines: list[LinePick]
 ) -> None:
     assert named_lines(order_brief(aprons_order()), words) == lines
+
+
+TOWELS = OrderBrief(
+    name="#1003",
+    currency="usd",
+    total=6900,
+    placed_on="2024-05-01",
+    lines=(
+        LineBrief("T1", "Tea Towel", 1, 2400),
+        LineBrief("T2", "Bath Towel", 1, 4500),
+    ),
+    delivered=True,
+)
+
+
+@pytest.mark.parametrize(
+    ("words", "lines"),
+    [
+        ("one tea towel came with a hole in it", [LinePick("T1", 1)]),
+        ("the bath towel is frayed", [LinePick("T2", 1)]),
+        (
+            "the tea towel and the bath towel are both stained",
+            [LinePick("T1", 1), LinePick("T2", 1)],
+        ),
+        # Not said which: each line the words name is named, for a person to see.
+        ("a towel came with a hole in it", [LinePick("T1", 1), LinePick("T2", 1)]),
+        # "tea" inside another word names nothing.
+        ("I would like a refund instead of the bath towel", [LinePick("T2", 1)]),
+    ],
+)
+def test_of_two_lines_sharing_a_word_the_one_the_words_name_more_fully_is_named(
+    words: str, lines: list[LinePick]
+) -> None:
+    assert named_lines(TOWELS, words) == lines
 
 
 def test_a_drafters_claim_is_cut_to_what_the_customer_wrote() -> None:
