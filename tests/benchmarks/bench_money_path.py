@@ -46,7 +46,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
+from benchmarks.figures import record  # noqa: E402
 from redis_claim import claim_redis_database  # noqa: E402
 
 from app import create_app  # noqa: E402
@@ -242,12 +243,13 @@ def worker_env(settings: Settings, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def web_process(env: dict[str, str]) -> Iterator[str]:
-    """The web app as production serves it (gunicorn with Caseward's config) on a free
-    port; yields its base URL once it answers."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+def web_process(env: dict[str, str], port: int | None = None) -> Iterator[str]:
+    """The web app as production serves it (gunicorn with Caseward's config) on ``port``,
+    else a free one; yields its base URL once it answers."""
+    if port is None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
     process = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
@@ -924,7 +926,7 @@ def checks_latency(iterations: int) -> list[float]:
 def print_floor(
     series: dict[int, tuple[list[float], list[float], list[PathSample]]],
     rq_spans: list[float],
-) -> None:
+) -> dict[str, Any]:
     """Where an approval's time goes, stage by stage (medians), at each provider latency
     side by side, and Caseward's own time at each: the whole path less the provider's (a
     direct SDK read of the payment and a direct refund, medians, at the same latency);
@@ -935,11 +937,13 @@ def print_floor(
         "\nthe path stage by stage (p50, ms)".ljust(44)
         + "".join(f"{latency:>7} ms" for latency in latencies)
     )
+    stage_medians: dict[str, list[float]] = {}
     for stage in stages:
-        row = (
+        row = [
             statistics.median(sample.stages[stage] for sample in series[latency][2]) * 1000
             for latency in latencies
-        )
+        ]
+        stage_medians[stage] = [round(value, 2) for value in row]
         print(f"  {stage:<40}" + "".join(f"{value:10.1f}" for value in row))
     provider = {
         latency: statistics.median(reads) + statistics.median(writes)
@@ -949,9 +953,11 @@ def print_floor(
         f"  {'provider (direct read + refund, p50)':<40}"
         + "".join(f"{provider[latency] * 1000:10.1f}" for latency in latencies)
     )
+    own_p50: list[float] = []
     for latency in latencies:
         whole = [sample.recorded for sample in series[latency][2]]
         own = [seconds - provider[latency] for seconds in whole]
+        own_p50.append(round(statistics.median(own) * 1000, 2))
         print(
             f"Caseward's own time per action at {latency} ms: p50 "
             f"{statistics.median(own) * 1000:.1f} ms, p95 {percentile(own, 0.95) * 1000:.1f} ms "
@@ -960,6 +966,13 @@ def print_floor(
     rq50, rq95 = statistics.median(rq_spans) * 1000, percentile(rq_spans, 0.95) * 1000
     label = "of which RQ's own (a no-op job, enqueue to its end)"
     print(f"{label}: p50 {rq50:.1f} ms, p95 {rq95:.1f} ms")
+    return {
+        "latencies_ms": latencies,
+        "stages_p50_ms": stage_medians,
+        "provider_direct_p50_ms": [round(provider[latency] * 1000, 2) for latency in latencies],
+        "own_time_p50_ms": own_p50,
+        "rq_alone_p50_ms": round(rq50, 2),
+    }
 
 
 def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
@@ -972,6 +985,7 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
             f"{'Caseward approval→status':>26} | ratio (median)"
         )
         series = {}
+        ratios: list[dict[str, float]] = []
         for latency in (0, 250):
             sandbox.control("POST", "/latency", {"ms": latency})
             reads, writes = direct_calls(bench, args.calls)
@@ -984,7 +998,17 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
                 f" | {c50 / d50:5.2f}x"
             )
             series[latency] = (reads, writes, samples)
-        print_floor(series, rq_alone(bench.settings, env, args.calls))
+            ratios.append(
+                {
+                    "latency_ms": latency,
+                    "direct_p50_ms": round(d50, 2),
+                    "direct_p95_ms": round(d95, 2),
+                    "path_p50_ms": round(c50, 2),
+                    "path_p95_ms": round(c95, 2),
+                    "ratio": round(c50 / d50, 3),
+                }
+            )
+        floor = print_floor(series, rq_alone(bench.settings, env, args.calls))
         sandbox.control("POST", "/latency", {"ms": 0})
         checks = checks_latency(5000)
         print(
@@ -999,8 +1023,10 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
             f"commands; worker {counts.worker_statements:.1f} SQL statements, "
             f"{counts.worker_redis:.1f} Redis commands (RQ's own)"
         )
+        rates: list[dict[str, float]] = []
         for count in (1, 2):
             rate = throughput(bench, args.actions, count, env)
+            rates.append({"workers": count, "actions_per_second": round(rate, 2)})
             print(f"executed actions per second, {count} worker(s): {rate:6.1f}")
         taken, allowed = rate_limited_burst(bench, args.burst, env)
         print(
@@ -1008,6 +1034,23 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
             f"{taken:.1f} s, {taken / allowed:.2f}x the {allowed:.0f} s the limit allows; "
             "none lost, none duplicated"
         )
+    record(
+        "money_path",
+        {
+            "path_against_direct_call": ratios,
+            "floor": floor,
+            "checks_p50_ms": round(statistics.median(checks) * 1e3, 4),
+            "checks_p99_ms": round(percentile(checks, 0.99) * 1e3, 4),
+            "round_trips": asdict(counts),
+            "throughput": rates,
+            "burst": {
+                "approvals": args.burst,
+                "seconds": round(taken, 2),
+                "limit_allows_seconds": round(allowed, 2),
+                "ratio": round(taken / allowed, 3),
+            },
+        },
+    )
 
 
 def main() -> None:

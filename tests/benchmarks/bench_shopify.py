@@ -51,6 +51,7 @@ from bench_money_path import (
     sandbox_process,
     worker_env,
 )
+from benchmarks.figures import record
 from flask import Flask
 from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
@@ -679,6 +680,7 @@ def shopify_figures(settings: Settings, *, calls: int, cases: int, requests: int
             f"{requests} requests a page, Flask in-process, real session tokens"
         )
         print(f"{'admin page':>27} | {'server time (ms)':>23} | goal p95    | SQL statements")
+        pages: list[dict[str, Any]] = []
         case_pages = [f"/app/cases/{seeded[n * cases // requests]}" for n in range(requests)]
         picked = [n * cases // requests for n in range(requests)]
         for name, paths in (
@@ -700,12 +702,17 @@ def shopify_figures(settings: Settings, *, calls: int, cases: int, requests: int
                 f"{name:>27} | p50 {p50:7.1f} p95 {p95:7.1f} | <{PAGE_GOAL_MS} {standing:6} | "
                 f"{min(statements)}-{max(statements)} a request"
             )
+            pages.append(
+                {"page": name, "p50_ms": round(p50, 2), "p95_ms": round(p95, 2)}
+                | {"statements": [min(statements), max(statements)]}
+            )
 
         print(
             f"\n{'provider latency':>16} | {'direct refundCreate':>22} | "
             f"{'Caseward approval→status':>26} | ratio (median)"
         )
         operations = ""
+        ratios: list[dict[str, float]] = []
         for series, latency in enumerate(latencies):
             sandbox.control("POST", "/latency", {"ms": latency})
             part = slice(series * calls, (series + 1) * calls)
@@ -721,6 +728,21 @@ def shopify_figures(settings: Settings, *, calls: int, cases: int, requests: int
                 f"{latency:>13} ms | p50 {d50:7.1f} p95 {d95:7.1f} | p50 {c50:8.1f} p95 {c95:8.1f}"
                 f" | {c50 / d50:5.2f}x"
             )
+            ratios.append(
+                {"latency_ms": latency, "direct_p50_ms": round(d50, 2)}
+                | {"path_p50_ms": round(c50, 2), "ratio": round(c50 / d50, 3)}
+            )
         sandbox.control("POST", "/latency", {"ms": 0})
         print(f"GraphQL calls per Caseward refund: {operations}")
         bench.auth.close()
+    record(
+        "shopify",
+        {
+            "cases": cases + len(todo),
+            "requests_per_page": requests,
+            "goal_p95_ms": PAGE_GOAL_MS,
+            "pages": pages,
+            "refund_against_direct_call": ratios,
+            "graphql_calls_per_refund": operations,
+        },
+    )

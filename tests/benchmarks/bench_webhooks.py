@@ -37,6 +37,7 @@ from bench_money_path import (
     web_process,
     worker_env,
 )
+from benchmarks.figures import record
 from sqlalchemy import func, select
 
 from app.connections.models import Connection
@@ -107,6 +108,21 @@ def webhook_figures(settings: Settings, *, rate: int, seconds: int) -> None:
             latencies, late, failures = _send_on_schedule(url, todo, rate)
         _print(rate, seconds, latencies, late, failures)
         _check_once(bench, todo, action_ids)
+    record(
+        "webhooks",
+        {
+            "rate_per_second": rate,
+            "seconds": seconds,
+            "deliveries": len(latencies),
+            "acknowledged_ms": {
+                f"p{point:g}": round(percentile(latencies, point / 100) * 1000, 2)
+                for point in (50, 90, 95, 99, 99.9)
+            }
+            | {"max": round(max(latencies) * 1000, 2)},
+            "sends_late_p99_ms": round(percentile(late, 0.99) * 1000, 2),
+            "not_answered_200": len(failures),
+        },
+    )
 
 
 def _send_on_schedule(

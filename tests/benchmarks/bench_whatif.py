@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bench_money_path import database
+from benchmarks.figures import record
 from sqlalchemy import Engine, event, insert
 from sqlalchemy.orm import Session
 
@@ -87,12 +88,13 @@ def main() -> None:
             f"database: {engine.dialect.name}; {args.actions} past actions over 90 days; "
             f"a loop of 1,000 additions: {loop_microseconds():.0f} µs\n"
         )
-        figures(engine, factory(), shop_id, args.runs)
+        kept = figures(engine, factory(), shop_id, args.runs)
         print(f"a loop of 1,000 additions after: {loop_microseconds():.0f} µs")
         engine.dispose()
+    record("whatif", {"database": engine.dialect.name, "past_actions": args.actions} | kept)
 
 
-def figures(engine: Engine, session: Session, shop_id: uuid.UUID, runs: int) -> None:
+def figures(engine: Engine, session: Session, shop_id: uuid.UUID, runs: int) -> dict[str, Any]:
     """The what-if ``runs`` times as :func:`app.whatif.what_if` runs it, its reads and its
     replay timed apart; then once through :func:`what_if` itself, its statements counted."""
     reads, replays = [], []
@@ -119,6 +121,12 @@ def figures(engine: Engine, session: Session, shop_id: uuid.UUID, runs: int) -> 
             f"{name:<12} median {statistics.median(samples):6.2f} s, slowest {max(samples):6.2f} s"
         )
     print(f"SQL statements per what-if: {len(statements)}")
+    return {
+        "median_seconds": round(statistics.median(wholes), 2),
+        "reading_median_seconds": round(statistics.median(reads), 2),
+        "replaying_median_seconds": round(statistics.median(replays), 2),
+        "statements": len(statements),
+    }
 
 
 def loop_microseconds() -> float:
