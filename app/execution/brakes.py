@@ -16,7 +16,9 @@ already have moved.
 3. Once the answer to a send is recorded, in its transaction, under the same lock
    (:func:`count_send`): the breaker counts it, a failure or an unclear outcome against,
    an answer for (:func:`send_failed`); past either of its rules the brake trips. A send
-   that never reached the provider (a refused connection, a 429) counts neither way.
+   that never reached the provider (a refused connection, a 429) counts neither way. An
+   answer to a shop whose count holds nothing against it changes nothing: it takes no
+   lock and writes nothing, so a healthy shop's answers are recorded side by side.
 
 Tripping records when, by which rule and why (a sentence with the facts), audits it and
 announces :data:`~app.execution.events.brake_tripped` (the owner is told), all in the
@@ -248,9 +250,13 @@ def send_failed(outcome: str, provider_status: str | None) -> bool | None:
     return None
 
 
-def count_send(session: Session, action: Action, *, failed: bool, now: datetime) -> None:
+def count_send(
+    session: Session, action: Action, *, failed: bool, seen: ShopBrakes | None, now: datetime
+) -> None:
     """Step 3: the breaker counts the send just recorded for ``action``, and trips the brake
-    when a rule says so."""
+    when a rule says so. ``seen``: the brakes as read, unlocked, with the action."""
+    if not failed and seen is not None and _counts_nothing_against(seen):
+        return
     brakes = locked_brakes(session, action.shop_id)
     brakes.bad_in_a_row = brakes.bad_in_a_row + 1 if failed else 0
     outcome = "x" if failed else "."
@@ -449,6 +455,14 @@ def _sent_since(
     ).one()
     day, hour, money_day, money_hour = (int(value) for value in row)
     return _Sent(hour=hour, day=day, money_hour=money_hour, money_day=money_day)
+
+
+def _counts_nothing_against(brakes: ShopBrakes) -> bool:
+    """Whether the breaker's count is all answers, a full window of them: one more answer
+    leaves it as it is, so it is neither locked nor written. Read unlocked, it may miss a
+    failure another send is recording: that one then counts after this answer, as if this
+    answer had come first, which is what counting it would have done."""
+    return brakes.bad_in_a_row == 0 and brakes.recent_sends == "." * brakes.error_window
 
 
 def _breaker_says(brakes: ShopBrakes) -> tuple[BrakeRule, Sentence] | None:

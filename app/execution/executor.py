@@ -433,7 +433,7 @@ def _record(
     status, resend_in = _settle(ctx, session, locked.action, attempt, ended, answer, error, now)
     failed = brakes.send_failed(ended.outcome, ended.provider_status)
     if failed is not None:
-        brakes.count_send(session, locked.action, failed=failed, now=now)
+        brakes.count_send(session, locked.action, failed=failed, seen=locked.brakes, now=now)
     ending = {"finished_at": now, **asdict(ended)}
     params = {"of_action": action_id, "of_number": attempt.number}
     params |= {f"end_{name}": value for name, value in ending.items()}
@@ -695,21 +695,24 @@ class _LockedForAnswer:
     action: Action
     case: Case
     shop: Shop
+    brakes: ShopBrakes | None
 
 
-# Built once, at import, like _LOCKED_ACTION.
+# Built once, at import, like _LOCKED_ACTION. The brakes come unlocked: the breaker needs
+# them locked only when an answer changes what it counts (brakes.count_send).
 _LOCKED_FOR_ANSWER = (
-    select(Action, Case, Shop)
+    select(Action, Case, Shop, ShopBrakes)
     .join(Case, Case.id == Action.case_id)
     .join(Shop, Shop.id == Action.shop_id)
+    .outerjoin(ShopBrakes, ShopBrakes.shop_id == Action.shop_id)
     .where(Action.id == bindparam("action_id", type_=Uuid))
     .with_for_update(of=Action)
 )
 
 
 def _locked_for_answer(session: Session, action_id: uuid.UUID) -> _LockedForAnswer | None:
-    """The action, row-locked, with its case and shop, in one round trip: recording an
-    answer needs neither the proposal, the customer nor the policy that the checks read."""
+    """The action, row-locked, with its case, shop and brakes, in one round trip: recording
+    an answer needs neither the proposal, the customer nor the policy that the checks read."""
     row = session.execute(_LOCKED_FOR_ANSWER, {"action_id": action_id}).first()
     return None if row is None else _LockedForAnswer(*row)
 

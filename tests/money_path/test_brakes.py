@@ -34,14 +34,15 @@ from flask import Flask
 from flask.testing import FlaskClient
 from money_path_harness import Account, Staff, WorkerProcess, wait_for
 from rq import Queue
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from app.audit import AuditEvent
 from app.background import sweep
 from app.demo import OWNER, SHOP_DOMAIN, LinenShop
-from app.execution.brakes import BrakeSettings
+from app.execution.brakes import BrakeSettings, locked_brakes
 from app.execution.executor import ExecutionContext, execute_action
+from app.execution.models import ShopBrakes
 from app.settings import Settings
 from app.shops.models import StaffMember, StaffRole
 from integrations.mail import Outbox
@@ -202,6 +203,45 @@ def test_money_sent_in_an_hour_above_the_ceiling_holds_the_refund_that_would_pas
     assert execute_action(ctx, uuid.UUID(second)) == "succeeded"
     assert _refund_posts(sandbox, account, second) == 1
     assert len(refunds_of_action(account, second)) == 1
+
+
+def test_a_healthy_shops_answers_leave_its_breaker_unlocked_and_a_failure_still_counts(
+    linen: LinenShop,
+    proposer: Staff,
+    approver: Staff,
+    account: Account,
+    sandbox: StripeSandbox,
+    ctx: ExecutionContext,
+) -> None:
+    window = BrakeSettings().error_window
+    with ctx.session_factory() as session, session.begin():
+        brakes = locked_brakes(session, linen.shop_id)
+        brakes.bad_in_a_row, brakes.recent_sends = 0, "." * window
+    answered, unclear = (
+        approve(approver, propose_refund(proposer, linen.case_id, linen.payment_intent_id, amount))
+        for amount in (1000, 1200)
+    )
+    sent: list[str] = []
+
+    def keep(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        sent.append(statement)
+
+    engine = ctx.session_factory.kw["bind"]
+    event.listen(engine, "before_cursor_execute", keep)
+    try:
+        assert execute_action(ctx, uuid.UUID(answered)) == "succeeded"
+    finally:
+        event.remove(engine, "before_cursor_execute", keep)
+
+    # Only the send's own decision locks the brakes (its ceilings and a trip meanwhile).
+    touching = [s.split()[0] for s in sent if "shop_brakes" in s and "FROM actions" not in s]
+    assert touching == ["SELECT"]
+    sandbox.arm_fault("drop_before_commit", method="POST", path="/v1/refunds", account=account.id)
+    assert execute_action(ctx, uuid.UUID(unclear)) == "unknown"
+    with ctx.session_factory() as session:
+        counted = session.get(ShopBrakes, linen.shop_id)
+        assert counted is not None
+        assert (counted.bad_in_a_row, counted.recent_sends) == (1, "." * (window - 1) + "x")
 
 
 def test_actions_sent_in_a_day_above_the_ceiling_hold_the_next_one(
