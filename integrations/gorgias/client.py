@@ -9,10 +9,13 @@ configuration change, not a code change.
 Every request first takes a token from the account's budget
 (:mod:`integrations.gorgias.budget`, shared by every client of the account in the
 process), sleeping when it is empty. A 429 ran nothing: the budget is emptied until
-``Retry-after`` has passed and the request goes again, at most
-``max_rate_limit_retries`` times, never when Gorgias asks for more than
-``max_rate_limit_wait_s``. Other 4xx raise :class:`GorgiasRefused`. All waiting goes
-through the injected ``clock`` and ``sleep``.
+``Retry-after`` has passed and the request goes again, for as long as Gorgias' waits
+add up to no more than ``max_rate_limit_wait_s``. The waits are counted, not the 429s:
+the processes of one deployment each keep their own budget of the one account, so a
+request sent again after a short ``Retry-after`` can find the freed room taken by
+another process, several times over, while the account is far from refusing for long.
+Other 4xx raise :class:`GorgiasRefused`. All waiting goes through the injected
+``clock`` and ``sleep``.
 
 A message is posted exactly once. Its ``external_id`` is the caller's ``our_id``; the
 sequence of :meth:`GorgiasClient.post_reply` and :meth:`GorgiasClient.post_internal_note`:
@@ -108,7 +111,6 @@ class GorgiasClient:
         sleep: Callable[[float], None] = time.sleep,
         api_base: str | None = None,
         budgets: AccountBudgets = PROCESS_BUDGETS,
-        max_rate_limit_retries: int = 3,
         max_rate_limit_wait_s: float = 60.0,
         max_sends: int = 3,
     ) -> None:
@@ -121,7 +123,6 @@ class GorgiasClient:
         self._clock = clock
         self._sleep = sleep
         self._budget: TokenBucket = budgets.for_account(self.domain)
-        self._max_rate_limit_retries = max_rate_limit_retries
         self._max_rate_limit_wait_s = max_rate_limit_wait_s
         self._max_sends = max_sends
         self._http = httpx.Client(
@@ -281,7 +282,7 @@ class GorgiasClient:
         """One request within the budget, sent again after each 429; the decoded JSON of
         a 2xx. Raises :class:`GorgiasRefused`, :class:`GorgiasUnavailable`
         (``rate_limited``), :class:`_NothingSent` or :class:`_Unclear`."""
-        throttled = 0
+        waited = 0.0
         while True:
             self._wait_for_budget()
             response = self._exchange(method, path, json, params)
@@ -289,11 +290,9 @@ class GorgiasClient:
                 break
             retry_after = _retry_after(response.headers.get("Retry-after"))
             self._budget.hold(self._clock(), retry_after)
-            if throttled == self._max_rate_limit_retries or retry_after > (
-                self._max_rate_limit_wait_s
-            ):
+            if waited + retry_after > self._max_rate_limit_wait_s:
                 raise GorgiasUnavailable("rate_limited", status=429, retry_after_s=retry_after)
-            throttled += 1
+            waited += retry_after
             _log.info("Gorgias %s answered 429: waiting %.1fs", self.domain, retry_after)
         if response.status_code >= 500:
             raise _Unclear("server_error", response.status_code)

@@ -175,6 +175,39 @@ def test_a_429_waits_as_long_as_retry_after_says(
     assert [r.status for r in sandbox.received_requests()] == [429, 200]
 
 
+def test_429s_taken_again_by_another_process_are_waited_out_while_the_waits_are_short(
+    sandbox: GorgiasSandbox, demo: DemoAccount, fake: FakeTime
+) -> None:
+    # Another worker process, with its own budget of the account, takes the room each
+    # Retry-after frees: six 429s of a second each, then the request fits.
+    taken = 0
+
+    def sleep(seconds: float) -> None:
+        nonlocal taken
+        fake.sleep(seconds)
+        if taken < 5:
+            taken += 1
+            sandbox.throttle(demo.domain, 1)
+
+    sandbox.throttle(demo.domain, 1)
+    assert sandbox.url is not None
+    client = GorgiasClient(
+        f"https://{demo.domain}",
+        demo.api_user,
+        demo.api_key,
+        timeout_s=5.0,
+        clock=fake.clock,
+        sleep=sleep,
+        api_base=sandbox.url,
+        budgets=AccountBudgets(),
+        max_rate_limit_wait_s=60.0,
+    )
+    posted = _reply(client, demo, "throttled-again-1")
+    assert posted.external_id == "throttled-again-1"
+    assert [r.status for r in sandbox.received_requests()] == [429] * 6 + [201]
+    assert len(with_external_id(sandbox, demo.ticket_id, "throttled-again-1")) == 1
+
+
 def test_a_429_asking_for_too_long_a_wait_is_reported_at_once(
     sandbox: GorgiasSandbox, demo: DemoAccount, fake: FakeTime
 ) -> None:
