@@ -1000,6 +1000,7 @@ class Report:
                     "cases": len(of),
                     "correct": sum(j.outcome_ok for j in of),
                     "escalated": sum(j.escalated for j in of),
+                    "routine_cases": len(routine_here),
                     "approvals_per_routine_case": round(
                         sum(j.ran.approvals for j in routine_here) / max(1, len(routine_here)), 3
                     ),
@@ -1017,8 +1018,11 @@ class Report:
             "escalations": len(escalated),
             "needless_escalations": len(needless),
             "needless_escalation_share": round(len(needless) / max(1, len(escalated)), 4),
-            "staff_clicks_per_routine_case": round(
+            "staff_approvals_per_routine_case": round(
                 sum(j.ran.approvals for j in routine) / max(1, len(routine)), 3
+            ),
+            "staff_clicks_per_routine_case": round(
+                sum(j.ran.clicks for j in routine) / max(1, len(routine)), 3
             ),
             "facts_typed_twice": sum(j.ran.typed for j in judged),
             "agent_approvals_slipped_in": sum(j.ran.agent_approvals for j in judged),
@@ -1067,7 +1071,10 @@ def print_report(report: Report) -> None:
         f"escalations: {figures['escalations']}, needless {figures['needless_escalations']} "
         f"({figures['needless_escalation_share']:.1%} of escalations, goal <= 5%)"
     )
-    print(f"staff clicks per routine case: {figures['staff_clicks_per_routine_case']} (goal 1)")
+    print(
+        f"staff clicks per routine case: {figures['staff_clicks_per_routine_case']} (goal 1; "
+        f"approvals {figures['staff_approvals_per_routine_case']})"
+    )
     print(f"facts typed twice: {figures['facts_typed_twice']} (goal 0)")
     print(
         f"approvals the MCP agent slipped into a proposal: "

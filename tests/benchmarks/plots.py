@@ -299,7 +299,8 @@ def summary() -> None:
         return (
             f"{f['cases']} cases: invariants {broken} broken; correct "
             f"{f['resolved_correctly_share']:.1%}; needless escalations "
-            f"{f['needless_escalation_share']:.1%}; clicks {f['staff_clicks_per_routine_case']:g}; "
+            f"{f['needless_escalation_share']:.1%}; clicks {f['staff_clicks_per_routine_case']:g} "
+            f"(approvals {f['staff_approvals_per_routine_case']:g}); "
             f"typed twice {f['facts_typed_twice']}"
         )
 
