@@ -14,7 +14,7 @@ from rq import Queue, get_current_job
 
 from app.clock import utcnow
 from app.jobs.connection import connect_redis
-from app.jobs.queueing import FAILURE_TTL, RESULT_TTL, enqueue_unique, queue_named
+from app.jobs.queueing import ENDED, FAILURE_TTL, RESULT_TTL, enqueue_unique, queue_named
 from app.settings import Settings
 
 
@@ -59,9 +59,17 @@ def enqueue_resend(queue: Queue, action_id: uuid.UUID, delay_seconds: float) -> 
     )
 
 
-def enqueue_refresh(queue: Queue, action_id: uuid.UUID, event_id: str) -> bool:
+def enqueue_refresh(
+    queue: Queue, action_id: uuid.UUID, event_id: str, *, again: bool = False
+) -> bool:
+    """Queue the action's refresh that ``event_id`` asked for; ``again`` (the event sent
+    again) queues it only if Redis holds no job of its name in any state."""
     return enqueue_unique(
-        queue, "app.execution.jobs.refresh", (str(action_id),), f"refresh-{action_id}-{event_id}"
+        queue,
+        "app.execution.jobs.refresh",
+        (str(action_id),),
+        f"refresh-{action_id}-{event_id}",
+        replacing=() if again else ENDED,
     )
 
 

@@ -16,6 +16,7 @@ import uuid
 
 from flask import Blueprint, Response, current_app, jsonify, request
 from sqlalchemy import Uuid, bindparam, or_, select
+from sqlalchemy.orm import Session
 
 from app.clock import utcnow
 from app.connections.models import Connection
@@ -25,7 +26,7 @@ from app.execution.models import Action, keep_provider_event
 from app.execution.queueing import enqueue_refresh
 from app.jobs.connection import RedisExtension
 from app.words import said
-from integrations.stripe.webhooks import InvalidWebhook, MalformedEvent, verify_event
+from integrations.stripe.webhooks import InvalidWebhook, MalformedEvent, StripeEvent, verify_event
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 
@@ -63,29 +64,37 @@ def stripe_webhook(connection_id: uuid.UUID) -> tuple[Response, int]:
         created=event.created,
         received_at=utcnow(),
     )
+    actions = _named_actions(session, connection.shop_id, event)
     if not kept:
         session.rollback()
+        # Stripe sends an event again when it had no answer: the first delivery may have
+        # been kept and its refreshes lost (the process died, Redis was away) before
+        # answering. A refresh Redis still holds is not queued twice.
+        queue = RedisExtension.queue(current_app)
+        for action_id in actions:
+            enqueue_refresh(queue, action_id, event.id, again=True)
         return jsonify({"received": True, "duplicate": True}), 200
-
-    action_id = None
-    if event.action_id:
-        with contextlib.suppress(ValueError):  # not ours if it is not a uuid
-            action_id = uuid.UUID(event.action_id)
-    actions = (
-        list(
-            session.scalars(
-                _NAMED_ACTIONS,
-                {"shop_id": connection.shop_id, "ref": event.object_id, "action_id": action_id},
-            )
-        )
-        if event.object_id or action_id
-        else []
-    )
     session.commit()
     queue = RedisExtension.queue(current_app)
     for action_id in actions:
         enqueue_refresh(queue, action_id, event.id)
     return jsonify({"received": True, "actions": [str(a) for a in actions]}), 200
+
+
+def _named_actions(session: Session, shop_id: uuid.UUID, event: StripeEvent) -> list[uuid.UUID]:
+    """The shop's actions the event names: by the provider's object, or our id in its
+    metadata."""
+    action_id = None
+    if event.action_id:
+        with contextlib.suppress(ValueError):  # not ours if it is not a uuid
+            action_id = uuid.UUID(event.action_id)
+    if not (event.object_id or action_id):
+        return []
+    return list(
+        session.scalars(
+            _NAMED_ACTIONS, {"shop_id": shop_id, "ref": event.object_id, "action_id": action_id}
+        )
+    )
 
 
 # Built once, at import, as every delivery runs them (each parameter typed by hand, as a
