@@ -14,10 +14,11 @@ sees them without anyone opening the case.
 The database, not the queue, says a draft is owed: the message is marked when it is kept
 (and again when the shopper is verified, for a draft with their orders), in the same
 commit, and the job clears the mark it read with the conversation, whatever it decided; a
-mark set again meanwhile (a verification while the draft was made) stays. The sweep queues
-the job again for a mark younger than an hour with no job waiting or running
-(:func:`drafts_owed`): one that finished before a newer mark is run again, one that failed
-is left in RQ's failed jobs for people rather than call the model at every sweep; past the
+mark set again meanwhile (a verification while the draft was made) stays; a job that
+finds no mark drafts nothing (the draft owed was made). The sweep queues the job again
+for a mark younger than an hour with no job waiting or running (:func:`drafts_owed`): one
+that finished before a newer mark is run again, one that failed is left in RQ's failed
+jobs for people rather than call the model at every sweep; past the
 hour the case waits for staff.
 """
 
@@ -83,6 +84,10 @@ def draft_for_message(
         assert conversation is not None
         # The mark this run answers, read with what its brief is made of.
         answering = message.draft_owed_since
+        if answering is None:
+            # Drafted already: a sweep that read the mark just before an earlier run
+            # cleared it found that run's job finished and queued it again. Or erased.
+            return "no draft owed", None
         if _newer_message(session, message):
             _drafted(session, message_id, answering)
             return "superseded by a newer message", None
