@@ -14,13 +14,14 @@ between the commit and the enqueue can be queued again without a second one: by 
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from dataclasses import dataclass
 
 from redis import Redis
 from rq import Queue
-from rq.exceptions import DuplicateJobError
-from rq.job import JobStatus
+from rq.exceptions import DuplicateJobError, InvalidJobOperation
+from rq.job import Job, JobStatus
 
 # A finished job's hash only matters for the sweeper's "is it still there" question.
 RESULT_TTL = 600
@@ -104,13 +105,24 @@ def enqueue_unique(
         if not replacing:
             return False
         existing = queue.fetch_job(job_id)
-        if existing is not None and existing.get_status(refresh=True) not in replacing:
+        status = _status(existing) if existing is not None else None
+        if status is not None and status not in replacing:
             return False
         # A job that ended, whose work still needs doing: replace it.
-        if existing is not None:
-            existing.delete()
+        if existing is not None and status is not None:
+            with contextlib.suppress(InvalidJobOperation):  # deleted meanwhile by another
+                existing.delete()
         try:
             enqueue()
         except DuplicateJobError:
             return False
     return True
+
+
+def _status(job: Job) -> JobStatus | None:
+    """The job's status; None once it is gone (another process replacing it deleted it
+    after it was read)."""
+    try:
+        return job.get_status(refresh=True)
+    except InvalidJobOperation:
+        return None

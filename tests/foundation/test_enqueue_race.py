@@ -1,0 +1,74 @@
+"""Two requests replacing the same ended job at once queue it once, and neither fails.
+
+A job id that ended (a customer's order refresh that ran) is replaced by the next
+enqueue: it reads the job's status, deletes it and queues it again. Two web processes
+doing so at once (Shopify sends several webhooks about one customer's orders) race: the
+job one of them read can be deleted by the other before its status is read. That request
+finds the job gone, which is no error: it queues the job, or finds the other's queued.
+"""
+
+from __future__ import annotations
+
+import pytest
+from rq import Queue
+from rq.job import Job, JobStatus
+
+from app.jobs.connection import connect_redis
+from app.jobs.queueing import enqueue_unique
+from app.settings import Settings
+
+JOB_ID = "orders-race"
+
+
+class RacingQueue(Queue):
+    """A queue whose first read of a job is followed by another process replacing that
+    job (deleting it, then queueing it again or not yet): at once, or once this process
+    has read the job's status."""
+
+    other_queues_it = False
+    after_its_status = False
+    raced = False
+
+    def fetch_job(self, job_id: str) -> Job | None:
+        job = super().fetch_job(job_id)
+        if job is None or self.raced:
+            return job
+        self.raced = True
+        if not self.after_its_status:
+            self._replace(job_id)
+            return job
+        read = job.get_status
+
+        def read_then_replaced(refresh: bool = True) -> JobStatus:
+            status = read(refresh)
+            job.get_status = read  # type: ignore[method-assign]
+            self._replace(job_id)
+            return status
+
+        job.get_status = read_then_replaced  # type: ignore[method-assign]
+        return job
+
+    def _replace(self, job_id: str) -> None:
+        Job.fetch(job_id, connection=self.connection).delete()
+        if self.other_queues_it:
+            Queue(self.name, connection=self.connection).enqueue(
+                "os.getpid", job_id=job_id, unique=True
+            )
+
+
+@pytest.mark.parametrize("after_its_status", [False, True], ids=["at once", "after its status"])
+@pytest.mark.parametrize("other_queues_it", [False, True], ids=["gone", "queued again"])
+def test_a_job_replaced_by_another_request_meanwhile_is_queued_once(
+    settings: Settings, other_queues_it: bool, after_its_status: bool
+) -> None:
+    queue = RacingQueue(f"{settings.queue_name}-race", connection=connect_redis(settings))
+    queue.other_queues_it, queue.after_its_status = other_queues_it, after_its_status
+    plain = Queue(queue.name, connection=queue.connection)
+    ended = plain.enqueue("os.getpid", job_id=JOB_ID)
+    plain.remove(ended)  # a worker took it and ran it
+    ended.set_status(JobStatus.FINISHED)
+
+    queued = enqueue_unique(queue, "os.getpid", (), JOB_ID)
+
+    assert queued is not (other_queues_it and not after_its_status)
+    assert queue.job_ids == [JOB_ID]
