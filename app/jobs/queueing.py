@@ -110,13 +110,26 @@ def enqueue_unique(
             return False
         # A job that ended, whose work still needs doing: replace it.
         if existing is not None and status is not None:
-            with contextlib.suppress(InvalidJobOperation):  # deleted meanwhile by another
-                existing.delete()
+            _delete(queue, existing)
         try:
             enqueue()
         except DuplicateJobError:
             return False
     return True
+
+
+def _delete(queue: Queue, job: Job) -> None:
+    """Delete an ended job, whoever else is deleting it at once."""
+    try:
+        job.delete()
+    except InvalidJobOperation:
+        pass  # deleted meanwhile by another
+    except ValueError:
+        # RQ listed a run of the job whose record is gone (another process's delete half
+        # done, or the record expired) and stopped: forget the list, then delete the job.
+        queue.connection.delete(job.execution_registry.key)
+        with contextlib.suppress(InvalidJobOperation):
+            job.delete()
 
 
 def _status(job: Job) -> JobStatus | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from rq import Queue
+from rq.executions import Execution
 from rq.job import Job, JobStatus
 
 from app.jobs.connection import connect_redis
@@ -27,6 +28,7 @@ class RacingQueue(Queue):
 
     other_queues_it = False
     after_its_status = False
+    runs_vanish = False
     raced = False
 
     def fetch_job(self, job_id: str) -> Job | None:
@@ -49,11 +51,35 @@ class RacingQueue(Queue):
         return job
 
     def _replace(self, job_id: str) -> None:
+        if self.runs_vanish:
+            # The other process's delete is half done: the run records it read are gone.
+            for run in Job.fetch(
+                job_id, connection=self.connection
+            ).execution_registry.get_executions():
+                self.connection.delete(run.key)
+            return
         Job.fetch(job_id, connection=self.connection).delete()
         if self.other_queues_it:
             Queue(self.name, connection=self.connection).enqueue(
                 "os.getpid", job_id=job_id, unique=True
             )
+
+
+def test_a_job_whose_run_records_vanish_while_it_is_replaced_is_queued_once(
+    settings: Settings,
+) -> None:
+    queue = RacingQueue(f"{settings.queue_name}-race", connection=connect_redis(settings))
+    queue.after_its_status = queue.runs_vanish = True
+    plain = Queue(queue.name, connection=queue.connection)
+    ended = plain.enqueue("os.getpid", job_id=JOB_ID)
+    plain.remove(ended)
+    with queue.connection.pipeline() as pipeline:
+        Execution.create(ended, ttl=600, pipeline=pipeline)  # a worker ran it
+        pipeline.execute()
+    ended.set_status(JobStatus.FINISHED)
+
+    assert enqueue_unique(queue, "os.getpid", (), JOB_ID)
+    assert queue.job_ids == [JOB_ID]
 
 
 @pytest.mark.parametrize("after_its_status", [False, True], ids=["at once", "after its status"])
