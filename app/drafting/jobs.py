@@ -17,8 +17,9 @@ commit, and the job clears the mark it read with the conversation, whatever it d
 mark set again meanwhile (a verification while the draft was made) stays; a job that
 finds no mark drafts nothing (the draft owed was made). The sweep queues the job again
 for a mark younger than an hour with no job waiting or running (:func:`drafts_owed`): one
-that finished before a newer mark is run again, one that failed is left in RQ's failed
-jobs for people rather than call the model at every sweep; past the
+that finished before a newer mark is run again; a job runs once more when it fails or its
+worker dies under it (RQ's retry; abandoned, as RQ finds it), then one that failed is left
+in RQ's failed jobs for people rather than call the model at every sweep; past the
 hour the case waits for staff.
 """
 
@@ -28,7 +29,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import cast
 
-from rq import Queue
+from rq import Queue, Retry
 from rq.job import JobStatus
 from sqlalchemy import Table, Uuid, bindparam, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -218,6 +219,9 @@ def _newer_message(session: Session, message: Message) -> bool:
     )
 
 
+DRAFT_RETRY = Retry(max=1, interval=30)
+
+
 def enqueue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
     """Draft the case of a customer's message (background queue), once per message."""
     return _enqueue_drafting(queue, message_id, replacing=ENDED)
@@ -240,6 +244,10 @@ def _enqueue_drafting(
         (str(message_id),),
         f"draft-{message_id}",
         replacing=replacing,
+        # Once more when it fails or its worker dies under it (RQ finds it abandoned): a
+        # shopper is not left without a reply by one lost process; a draft that fails
+        # again stays in front of people. The job drafts only what is still owed.
+        retry=DRAFT_RETRY,
     )
 
 

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass
 
 from redis import Redis
-from rq import Queue
+from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError, InvalidJobOperation
 from rq.job import Job, JobStatus
 
@@ -85,9 +85,11 @@ def enqueue_unique(
     *,
     failure_ttl: int = FAILURE_TTL,
     replacing: tuple[JobStatus, ...] = ENDED,
+    retry: Retry | None = None,
 ) -> bool:
     """Queue ``function(*args)`` as ``job_id`` unless Redis holds a job of that id: one
-    that ended in a status of ``replacing`` (by default any end) is replaced."""
+    that ended in a status of ``replacing`` (by default any end) is replaced. ``retry``:
+    RQ runs the job again when it fails, or when its worker died under it (abandoned)."""
 
     def enqueue() -> None:
         queue.enqueue(
@@ -97,6 +99,7 @@ def enqueue_unique(
             unique=True,
             result_ttl=RESULT_TTL,
             failure_ttl=failure_ttl,
+            retry=retry,
         )
 
     try:

@@ -9,13 +9,16 @@ no model and sends the shopper no second reply.
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import replace
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from rq.executions import Execution
 from rq.job import JobStatus
+from rq.registry import StartedJobRegistry
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from storefront_support import APP_SECRET, CLIENT_ID, Shopper
@@ -84,5 +87,41 @@ def test_a_draft_made_while_the_sweep_looked_is_not_made_again(
     assert second == "no draft owed"
     session.expire_all()
     assert session.scalar(select(func.count()).select_from(CaseDraftRecord)) == 1
+    replies = select(func.count()).select_from(Message).where(Message.author != Author.CUSTOMER)
+    assert session.scalar(replies) == 1
+
+
+def test_a_draft_whose_worker_died_under_it_is_made_once_by_its_retry(
+    app: Flask,
+    linen: LinenShop,
+    shopper: Shopper,
+    settings: Settings,
+    ctx: ExecutionContext,
+    session: Session,
+) -> None:
+    shopper.say("Where is order #1001?")
+    background = RedisExtension.background_queue(app)
+    [job] = [job for job in background.jobs if job.func_name == DRAFTING_JOB]
+    message_id = uuid.UUID(job.args[0])
+    # A worker took the job and was killed (SIGKILL): it stays started, its heartbeat
+    # long gone, until RQ's maintenance finds it abandoned.
+    background.remove(job)
+    job.set_status(JobStatus.STARTED)
+    with background.connection.pipeline() as pipeline:
+        Execution.create(job, ttl=60, pipeline=pipeline)
+        pipeline.execute()
+
+    # An hour on, past its heartbeat: RQ's maintenance finds it abandoned.
+    StartedJobRegistry(queue=background).cleanup(timestamp=time.time() + 3600)
+
+    job.refresh()
+    assert job.get_status() in (JobStatus.SCHEDULED, JobStatus.QUEUED)
+    assert job.retries_left == 0
+    # Its retry, as a worker runs it: the message is drafted, once.
+    outcome, _ = draft_for_message(
+        ctx.session_factory, ctx.adapters, settings, drafter_for(settings), message_id, now=utcnow()
+    )
+    assert outcome.startswith("drafted")
+    assert drafts_owed(session, utcnow()) == []
     replies = select(func.count()).select_from(Message).where(Message.author != Author.CUSTOMER)
     assert session.scalar(replies) == 1
