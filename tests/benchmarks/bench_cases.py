@@ -67,7 +67,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -77,7 +76,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import requests
@@ -86,14 +84,14 @@ from bench_drafting import APP_KEY, APP_SECRET, Storefront, anthropic_sandbox
 from bench_money_path import (
     REPO,
     Sandbox,
-    database,
+    bench_settings,
     percentile,
-    redis_server,
     sandbox_process,
     web_process,
     worker_env,
     workers,
 )
+from benchmarks.figures import record
 from case_shops import (
     GORGIAS_SHOP,
     NEEDS_A_PERSON,
@@ -132,15 +130,12 @@ from app.db import make_engine, make_session_factory
 from app.demo import register_webhook_endpoint
 from app.execution.models import Action
 from app.helpdesk.sidebar import ticket_ref
-from app.migrations import upgrade
-from app.settings import Settings
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import set_writes_enabled
 from app.staff.tokens import issue_token
 from integrations.stripe import seeding
 from integrations.stripe.sandbox import DEMO_PERMISSIONS
-from tests.benchmarks.figures import record
 
 OWNER, APPROVER = "bench.owner", "bench.approver"
 # The approver as the helpdesk knows them (the macros' sender) and as Shopify's admin does.
@@ -933,21 +928,6 @@ def judge(
 
 
 @contextmanager
-def bench_settings() -> Iterator[Settings]:
-    """A database of its own (migrated, dropped after) and a Redis database number no other
-    run holds (claimed as the test runs claim theirs, emptied after)."""
-    with tempfile.TemporaryDirectory() as instance, database() as db_url, redis_server() as url:
-        upgrade(db_url)
-        yield Settings(
-            instance_path=Path(instance),
-            database_url=db_url,
-            redis_url=url,
-            secret_key="case-bench",
-            queue_name=f"caseward-cases-{uuid.uuid4().hex[:6]}",
-        ).completed()
-
-
-@contextmanager
 def sweeper(env: dict[str, str]) -> Iterator[None]:
     process = subprocess.Popen(
         [sys.executable, "-m", "app.background", "sweeper"],
@@ -1099,7 +1079,7 @@ def print_report(report: Report) -> None:
 def run(cases: int, seed: int, concurrency: int, doors: frozenset[Door] | None = None) -> Report:
     plan = only_through(generate(cases, seed), doors)
     with ExitStack() as stack:
-        settings = stack.enter_context(bench_settings())
+        settings = stack.enter_context(bench_settings("cases"))
         stripe_box = stack.enter_context(
             sandbox_process(
                 "stripe",

@@ -3,8 +3,8 @@
     .venv/bin/python tests/benchmarks/bench_scaling.py [--actions 150] [--slow-actions 48]
 
 The Stripe sandbox runs as its own process; the database (its own, dropped after) and Redis
-(database 13, emptied after) come from DATABASE_URL / REDIS_URL, as every machine of a
-deployment shares one PostgreSQL and one Redis. In turn:
+(a database number claimed for the run, emptied after) come from DATABASE_URL /
+REDIS_URL, as every machine of a deployment shares one PostgreSQL and one Redis. In turn:
 
 * executed actions per second with 1, 2 and 4 RQ worker processes (``rq worker`` with
   Caseward's worker class, as ``python -m app.background worker`` runs it), each run draining
@@ -29,22 +29,19 @@ import os
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
-from tempfile import TemporaryDirectory
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import requests
 from bench_money_path import (
     Bench,
     approved,
     approver_token,
+    bench_settings,
     build,
-    database,
     drained,
     payments,
     proposals,
@@ -54,39 +51,15 @@ from bench_money_path import (
     worker_env,
     workers,
 )
-from redis import Redis
-from redis_claim import REDIS_CLAIM_KEY
+from benchmarks.figures import record
 from sqlalchemy import func, select
 
 from app.execution.models import Action, ActionStatus
-from app.migrations import upgrade
-from app.settings import Settings
-from tests.benchmarks.figures import record
 
-REDIS_DATABASE = 13
 SANDBOX_PORT, WEB_PORTS = 13300, (13301, 13302)
 WORKER_COUNTS = (1, 2, 4)
 # Clients sending approvals at once in the two-web run: enough to keep both busy.
 CLIENTS = 8
-
-
-@contextmanager
-def redis_database(number: int) -> Iterator[str]:
-    """Redis database ``number`` of REDIS_URL's server, claimed as the test runs claim
-    theirs (so none of them takes it meanwhile), emptied before and after."""
-    parts = urlsplit(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
-    url = urlunsplit(parts._replace(path=f"/{number}"))
-    connection = Redis.from_url(url)
-    if not connection.set(REDIS_CLAIM_KEY, f"bench_scaling:{os.getpid()}", nx=True, ex=3600):
-        raise RuntimeError(f"Redis database {number} is claimed by another run")
-    try:
-        for key in connection.scan_iter():
-            if key != REDIS_CLAIM_KEY.encode():
-                connection.delete(key)
-        yield url
-    finally:
-        connection.flushdb()
-        connection.close()
 
 
 def load() -> float:
@@ -242,21 +215,10 @@ def main() -> None:
     args = parser.parse_args()
 
     with (
-        TemporaryDirectory() as instance,
-        database() as db_url,
-        redis_database(REDIS_DATABASE) as redis_url,
+        bench_settings("scaling") as settings,
         sandbox_process("stripe", "--port", str(SANDBOX_PORT)) as sandbox,
     ):
-        upgrade(db_url)
-        settings = Settings(
-            instance_path=Path(instance),
-            database_url=db_url,
-            redis_url=redis_url,
-            secret_key="bench-scaling",
-            queue_name=f"caseward-scaling-{uuid.uuid4().hex[:6]}",
-            stripe_api_base=sandbox.url,
-        ).completed()
-        bench = build(settings, sandbox)
+        bench = build(replace(settings, stripe_api_base=sandbox.url), sandbox)
         env = worker_env(bench.settings, STRIPE_API_BASE=sandbox.url)
         print(f"{os.cpu_count()} cores, load average at the start {load()}\n")
         print(
