@@ -44,8 +44,12 @@ def autogenerate(database_url: str, message: str) -> None:
 
 
 @lru_cache(maxsize=1)
+def _scripts() -> ScriptDirectory:
+    return ScriptDirectory(str(MIGRATIONS_PATH))
+
+
 def head_revision() -> str | None:
-    return ScriptDirectory(str(MIGRATIONS_PATH)).get_current_head()
+    return _scripts().get_current_head()
 
 
 def schema_is_behind(revision: str | None) -> bool:
@@ -58,7 +62,7 @@ def schema_is_behind(revision: str | None) -> bool:
     if revision is None:
         return True
     try:
-        known = ScriptDirectory(str(MIGRATIONS_PATH)).get_revision(revision)
+        known = _scripts().get_revision(revision)
     except CommandError:
         return False
     return known is not None

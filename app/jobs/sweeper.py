@@ -98,12 +98,6 @@ class SweepTurns:
             raise_on_release_error=False,
         )
 
-    @property
-    def owner(self) -> bytes | None:
-        """The token this sweeper holds the turn with (None when it holds none)."""
-        token: bytes | None = self.turn.local.token
-        return token
-
     def take(self) -> bool:
         """This sweeper's turn, if nobody holds it."""
         return bool(self.turn.acquire())

@@ -86,7 +86,7 @@ def test_a_turn_given_back_by_someone_else_stays_with_its_holder(
     assert holder.take()
     # The other's give-back (say, after its own turn expired) leaves the holder's alone.
     other.give_back(time.monotonic() - 10 * INTERVAL)
-    assert redis.get(holder.lock_key) == holder.owner
+    assert redis.get(holder.lock_key) == holder.turn.local.token
 
 
 def test_a_sweeper_that_died_holding_its_turn_loses_it_after_the_time_limit(
