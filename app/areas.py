@@ -4,7 +4,7 @@ Loading maps every table (:mod:`app.models`) and connects each area's receivers 
 money executor's signals (:mod:`app.execution.events`): approvals reopen a proposal whose
 approval expired, conversations tell the customer of a new status, alerts tell the
 owner. :data:`SWEEPS` lists each area's sweep of the work it is owed, in the order the
-sweeper runs them: money first.
+sweeper runs them: jobs a dead worker left, then money, then the rest.
 """
 
 from __future__ import annotations
@@ -21,10 +21,14 @@ from app.drafting import jobs as drafting
 from app.execution import sweep as execution
 from app.helpdesk import jobs as helpdesk
 from app.history_audit import jobs as history_audit
+from app.jobs import abandoned as abandoned_jobs
 from app.jobs.sweeper import Sweep
 from app.privacy import jobs as privacy
 
 SWEEPS: tuple[Sweep, ...] = (
+    # First: a job a dead worker left started is retried or failed before the areas look
+    # at their jobs (a started job would otherwise keep them from queueing its work).
+    abandoned_jobs.SWEEP,
     execution.SWEEP,
     # Right after the executor's: an owner hears of what its sweep escalated at once.
     alerts.SWEEP,

@@ -14,7 +14,8 @@
 * A ``pending`` or ``requires_action`` action is asked about again every
   ``pending_refresh_seconds``, so its status moves on even if no webhook arrives.
 
-Registered first in :data:`app.areas.SWEEPS`; every job goes on the money queue.
+Registered in :data:`app.areas.SWEEPS` right after the abandoned jobs' sweep; every job goes
+on the money queue.
 """
 
 from __future__ import annotations

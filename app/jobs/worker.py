@@ -1,21 +1,39 @@
 """The RQ worker: ``rq worker --with-scheduler`` on the money queue, then the background
 queue, once Redis answers. The scheduler runs the delayed resends (``Retry-After``).
 :mod:`app.background` names the worker class, which loads every area first.
+
+A job runs in the worker process itself (:class:`Worker`), and a thread beside it beats
+the heartbeat of the job in hand every ``job_monitoring_interval`` (30 s), as RQ's forking
+worker does from its parent: the job's place among the started jobs lasts that interval
+plus 60 s. A worker killed mid-job stops beating, and its job is found abandoned that soon
+after (by the sweep, :mod:`app.jobs.abandoned`), not after its whole timeout.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
+import threading
 import time
 from typing import Any, cast
 
 from redis.client import PubSubWorkerThread
 from redis.exceptions import RedisError
+from rq import Queue
 from rq.cli.cli import main as rq_main
-from rq.worker import SimpleWorker
+from rq.job import Job
+from rq.worker import BaseWorker, SimpleWorker
 
 from app.jobs.connection import connect_redis
 from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# ``rq worker``'s options, every worker's. RQ's maintenance every minute rather than ten:
+# it is where a living worker takes over the scheduler of one that died (scheduled resends
+# and retries wait for it). An idle worker wakes for it as often: it waits for a job at
+# most its TTL less 15 s.
+WORKER_OPTIONS = ("--maintenance-interval", "60", "--worker-ttl", "75")
 
 
 class Worker(SimpleWorker):
@@ -29,6 +47,10 @@ class Worker(SimpleWorker):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Started with the first job, so that a Worker read back from Redis starts nothing.
+        self._heartbeat: threading.Thread | None = None
+        self._in_hand = threading.Lock()
+        self._job_in_hand: Job | None = None
         self.warm_up()
         # What is loaded lives as long as the process: kept out of the garbage collector's
         # full collections, which would otherwise walk it in the middle of a job.
@@ -36,6 +58,36 @@ class Worker(SimpleWorker):
 
     def warm_up(self) -> None:
         """Open pools and load code before the first job arrives."""
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        if self._heartbeat is None:
+            self._heartbeat = threading.Thread(target=self._beat, name="job heartbeat", daemon=True)
+            self._heartbeat.start()
+        with self._in_hand:
+            self._job_in_hand = job
+        try:
+            super().execute_job(job, queue)
+        finally:
+            with self._in_hand:
+                self._job_in_hand = None
+
+    def _beat(self) -> None:
+        """Every interval, the heartbeat of the job in hand, if any. The job's end waits for
+        a beat under way: RQ forgets the job's execution when it ends."""
+        while True:
+            time.sleep(self.job_monitoring_interval)
+            with self._in_hand:
+                if self._job_in_hand is None:
+                    continue
+                try:
+                    self.maintain_heartbeats(self._job_in_hand)
+                except RedisError as exc:
+                    # Redis restarting: the next beat is due well before the place lapses.
+                    log.warning("heartbeat of job %s missed: %s", self._job_in_hand.id, exc)
+
+    # The job is kept alive by the beats, as under RQ's forking worker: its place lapses
+    # one interval plus 60 s after the last beat, not its whole timeout after it started.
+    get_heartbeat_ttl = BaseWorker.get_heartbeat_ttl
 
     def unsubscribe(self) -> None:
         """RQ's unsubscribe, with the pub/sub thread told to stop first.
@@ -62,6 +114,7 @@ def run_worker(settings: Settings, worker_class: type[Worker]) -> None:
             f"{worker_class.__module__}.{worker_class.__qualname__}",
             "--url",
             settings.redis_url,
+            *WORKER_OPTIONS,
             # Listed in priority order: a worker takes money jobs before anything else.
             settings.queue_name,
             settings.background_queue_name,

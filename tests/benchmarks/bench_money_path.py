@@ -96,6 +96,7 @@ from app.guard import (  # noqa: E402
 from app.jobs.connection import connect_redis  # noqa: E402
 from app.jobs.context import context_for  # noqa: E402
 from app.jobs.queueing import queue_named  # noqa: E402
+from app.jobs.worker import WORKER_OPTIONS  # noqa: E402
 from app.migrations import upgrade  # noqa: E402
 from app.money import Money  # noqa: E402
 from app.settings import Settings, normalise_database_url  # noqa: E402
@@ -295,6 +296,7 @@ def worker_process(env: dict[str, str], *queue_names: str) -> subprocess.Popen[b
             env["REDIS_URL"],
             "--path",
             str(REPO),
+            *WORKER_OPTIONS,
             *queue_names,
         ],
         cwd=REPO,

@@ -20,6 +20,7 @@ from app.execution.executor import ExecutionContext
 from app.jobs.connection import connect_redis
 from app.jobs.queueing import queue_named
 from app.settings import Settings
+from integrations.anthropic.sandbox import AnthropicSandbox, Clock
 from integrations.stripe.sandbox import DEMO_PERMISSIONS, StripeSandbox
 
 ENCRYPTION_KEY = SecretBox.generate_key()
@@ -115,3 +116,12 @@ def start_worker(settings: Settings, redis_url: str) -> Iterator[Callable[[], Wo
 @pytest.fixture
 def worker(start_worker: Callable[[], WorkerProcess]) -> WorkerProcess:
     return start_worker()
+
+
+@pytest.fixture(scope="module")
+def served_claude() -> Iterator[AnthropicSandbox]:
+    """The Anthropic sandbox on a port of its own, for the module's tests (each resets it)."""
+    box = AnthropicSandbox(clock=Clock(start=1_700_000_000.0))
+    box.start()
+    yield box
+    box.stop()

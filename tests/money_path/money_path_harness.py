@@ -32,6 +32,7 @@ from app.connections.models import Connection
 from app.crypto import secret_box
 from app.db import Database
 from app.execution.executor import ExecutionContext
+from app.jobs.worker import WORKER_OPTIONS
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import staff_member
@@ -149,9 +150,9 @@ class ServiceProcess:
 
 class WorkerProcess(ServiceProcess):
     """``rq worker --with-scheduler`` in its own process on the money queue, then the
-    background queue, as in production."""
+    background queue, as in production; ``options`` are more of ``rq worker``'s."""
 
-    def __init__(self, settings: Settings, redis_url: str):
+    def __init__(self, settings: Settings, redis_url: str, *options: str):
         env = {
             **os.environ,
             "DATABASE_URL": settings.database_url,
@@ -185,6 +186,8 @@ class WorkerProcess(ServiceProcess):
                 redis_url,
                 "--path",
                 str(REPO),
+                *WORKER_OPTIONS,
+                *options,
                 settings.queue_name,
                 settings.background_queue_name,
             ],

@@ -49,7 +49,7 @@ from app.execution.models import Action
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
 from app.shops.service import set_writes_enabled
-from integrations.anthropic.sandbox import DEMO_API_KEY, AnthropicSandbox, Clock, answers
+from integrations.anthropic.sandbox import DEMO_API_KEY, AnthropicSandbox, answers
 from integrations.stripe import seeding
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "drafting"))
@@ -130,14 +130,6 @@ def steering_shop(session: Session, settings: Settings, account: Account) -> Ste
         session.add(orders[name])
     session.commit()
     return SteeringShop(shop, customer, orders)
-
-
-@pytest.fixture(scope="module")
-def served_claude() -> Iterator[AnthropicSandbox]:
-    box = AnthropicSandbox(clock=Clock(start=1_700_000_000.0))
-    box.start()
-    yield box
-    box.stop()
 
 
 def claimed_amount(attempt: Attempt) -> int:

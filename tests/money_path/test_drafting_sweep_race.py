@@ -104,14 +104,14 @@ def test_a_draft_whose_worker_died_under_it_is_made_once_by_its_retry(
     [job] = [job for job in background.jobs if job.func_name == DRAFTING_JOB]
     message_id = uuid.UUID(job.args[0])
     # A worker took the job and was killed (SIGKILL): it stays started, its heartbeat
-    # long gone, until RQ's maintenance finds it abandoned.
+    # long gone, until the sweep finds it abandoned.
     background.remove(job)
     job.set_status(JobStatus.STARTED)
     with background.connection.pipeline() as pipeline:
         Execution.create(job, ttl=60, pipeline=pipeline)
         pipeline.execute()
 
-    # An hour on, past its heartbeat: RQ's maintenance finds it abandoned.
+    # An hour on, past its heartbeat: the sweep (RQ's clean-up) finds it abandoned.
     StartedJobRegistry(queue=background).cleanup(timestamp=time.time() + 3600)
 
     job.refresh()
