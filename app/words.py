@@ -330,6 +330,8 @@ WORDS: dict[str, dict[str, str]] = {
         "agent.credential_issued": N_("Agent credential issued"),
         "agent.credential_revoked": N_("Agent credential revoked"),
         "agent.tool_called": N_("Agent called a tool"),
+        "connection.prepare_on_arrival_off": N_("Helpdesk cases prepared only on request"),
+        "connection.prepare_on_arrival_on": N_("Helpdesk cases prepared as messages arrive"),
         "connection.secret_rotated": N_("Secret rotated"),
         "connection.webhook_registered": N_("Webhook endpoint registered"),
         "customer.data_exported": N_("Customer's data exported"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, LargeBinary, String, UniqueConstraint, Uuid
+from sqlalchemy import Boolean, ForeignKey, LargeBinary, String, UniqueConstraint, Uuid, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.clock import utcnow
@@ -28,5 +28,8 @@ class Connection(Base):
     encrypted_webhook_secret: Mapped[bytes | None] = mapped_column(LargeBinary)
     # Where a merchant's own endpoint takes Caseward's requests (the ``merchant`` provider).
     endpoint_url: Mapped[str | None] = mapped_column(String(255))
+    # A helpdesk's (``gorgias``): draft a ticket's case into an internal note as each
+    # customer message arrives, rather than only when an agent asks.
+    prepare_on_arrival: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     created_by: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -125,6 +125,27 @@ def rotate_secret(
     return secret
 
 
+def set_prepare_on_arrival(
+    session: Session, *, shop: Shop, actor: Actor, enabled: bool, now: datetime
+) -> Connection:
+    """Whether each ticket's case is drafted into an internal note as the customer's
+    message arrives (else only when an agent applies the "prepare case" macro)."""
+    require_role(session, shop.id, actor, StaffRole.OWNER_ONLY, said("connect providers"))
+    connection = gorgias_connection(session, shop.id)
+    if connection is None:
+        raise InvalidInput(said("connect Gorgias first"), field="gorgias")
+    connection.prepare_on_arrival = enabled
+    audit.record(
+        session,
+        shop_id=shop.id,
+        kind="connection.prepare_on_arrival_on" if enabled else "connection.prepare_on_arrival_off",
+        actor=actor,
+        data={"provider": GORGIAS},
+        now=now,
+    )
+    return connection
+
+
 def gorgias_account(connection: Connection, box: SecretBox) -> GorgiasAccount:
     stored = json.loads(box.decrypt(connection.encrypted_secret))
     return GorgiasAccount(str(connection.account_id), stored["username"], stored["api_key"])
@@ -136,12 +157,6 @@ def secret_matches(connection: Connection, box: SecretBox, given: str | None) ->
         return False
     expected = box.decrypt(connection.encrypted_webhook_secret)
     return hmac.compare_digest(expected.encode(), given.encode())
-
-
-def _connection(session: Session, shop_id: uuid.UUID) -> Connection | None:
-    return session.scalars(
-        select(Connection).where(Connection.shop_id == shop_id, Connection.provider == GORGIAS)
-    ).one_or_none()
 
 
 def gorgias_connection(session: Session, shop_id: uuid.UUID) -> Connection | None:

@@ -2,9 +2,12 @@
 
 :func:`work_gorgias_call`, for one kept call: read the ticket from Gorgias (no
 transaction held), sync it into its conversation and claim the agents' new commands
-(one transaction), act on each command (the drafter runs outside any transaction; each
-command's writes commit on their own), post the internal notes, queue an action a
-command approved, then post what waits for the customer (:func:`deliver_replies`).
+(one transaction); when a customer message arrived and the shop has cases prepared on
+arrival (the connection's ``prepare_on_arrival``, unless an agent's "prepare case" is
+among the commands), draft the case into an internal note; act on each command (the
+drafter runs outside any transaction; each command's writes commit on their own), post
+the internal notes, queue an action a command approved, then post what waits for the
+customer (:func:`deliver_replies`).
 Nothing is swallowed: a failure fails the job (kept a day in RQ's failed jobs) and the
 kept call stays for a retry; commands already claimed are not run twice. The job names its
 call by the shop and the call's key, what it was kept once by.
@@ -113,6 +116,7 @@ def work_call(
         if connection is None:
             return "the shop's Gorgias connection is gone", []
         desk = ctx.desks(gorgias_account(connection, ctx.box))
+        prepare_on_arrival = connection.prepare_on_arrival
     ticket = desk.ticket(ticket_id)
     with ctx.session_factory() as session, session.begin():
         conversation, received = sync_ticket(
@@ -124,6 +128,15 @@ def work_call(
             if take_command(session, shop_id=shop_id, command=command, now=ctx.clock())
         ]
         conversation_id = conversation.id
+    asked_to_prepare = any(command.command is Command.PREPARE_CASE for command in claimed)
+    if received and prepare_on_arrival and not asked_to_prepare:
+        prepared = _prepare(ctx, shop_id, conversation_id)
+        if prepared is not None:
+            # Named by the newest message it answers. A call that fails after the message
+            # was kept does not prepare it again: the macro does, when an agent asks.
+            desk.post_internal_note(
+                ticket_id, body_text=prepared, our_id=f"caseward-prepared-{received[-1].id}"
+            )
     actions: list[uuid.UUID] = []
     for command in claimed:
         note, action = _act(ctx, shop_id, conversation_id, command)
@@ -184,11 +197,11 @@ def _act(
     ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUID, command: AgentCommand
 ) -> tuple[str, uuid.UUID | None]:
     if command.command is Command.PREPARE_CASE:
-        return _prepare(ctx, shop_id, conversation_id), None
+        return _prepare(ctx, shop_id, conversation_id) or _NO_CASE, None
     with ctx.session_factory() as session, session.begin():
         shop, case = _shop_and_case(session, shop_id, conversation_id)
         if case is None:
-            return "No case is linked to this ticket yet: the customer has not written.", None
+            return _NO_CASE, None
         if command.command is Command.SEND_STATUS:
             return status_for_customer(
                 session, case=case, actor_name=command.agent_email or "agent", now=ctx.clock()
@@ -204,12 +217,17 @@ def _act(
         return note, result.action.id if result and result.action else None
 
 
-def _prepare(ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUID) -> str:
+_NO_CASE = "No case is linked to this ticket yet: the customer has not written."
+
+
+def _prepare(ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUID) -> str | None:
+    """The case drafted (nothing said to the customer), as the agents' internal note; None
+    when the ticket has no case yet."""
     with ctx.session_factory() as session:
         shop, case = _shop_and_case(session, shop_id, conversation_id)
         conversation = session.get(Conversation, conversation_id)
         if case is None or conversation is None:
-            return "No case is linked to this ticket yet: the customer has not written."
+            return None
         brief, _ = brief_for(session, shop=shop, case=case, conversation=conversation)
         case_id = case.id
     run = ctx.drafter.run(brief)

@@ -31,11 +31,13 @@ The sequence:
      API, or in the embedded admin (its JSON API and the case page's approve form, each
      request with a fresh Shopify session token; the form's post is the click);
    - Gorgias, macros: the customer opens a ticket at the Gorgias sandbox, whose HTTP
-     integration calls Caseward; an agent applies "caseward: prepare case", reads the
-     sidebar and applies "caseward: approve" (two clicks);
-   - Gorgias, MCP: the ticket as above; an agent on ``/mcp`` finds the case by the
-     customer's email, reads it and its orders, slips ``approved`` into a proposal (which
-     must be refused) and proposes the line's refund; a person approves in the admin.
+     integration calls Caseward, which prepares the case into an internal note as the
+     message arrives (the shop's ``prepare_on_arrival``); an agent reads the note and the
+     sidebar and applies "caseward: approve" (one click);
+   - Gorgias, MCP: the ticket as above, in a shop that leaves preparing to its agent: an
+     agent on ``/mcp`` finds the case by the customer's email, reads it and its orders,
+     slips ``approved`` into a proposal (which must be refused) and proposes the line's
+     refund; a person approves in the admin.
    A Claude draft holds the model for itself alone: the sandbox's script is one queue, so
    its answer is queued just before the draft is asked for and the draft waited for. A
    person approves only a proposal every check passed, with the digest they read; the
@@ -93,6 +95,7 @@ from bench_money_path import (
 )
 from benchmarks.figures import record
 from case_shops import (
+    AGENT_SHOPS,
     GORGIAS_SHOP,
     NEEDS_A_PERSON,
     ROUTINE,
@@ -129,6 +132,7 @@ from app.crypto import SecretBox
 from app.db import make_engine, make_session_factory
 from app.demo import register_webhook_endpoint
 from app.execution.models import Action
+from app.helpdesk.connection import set_prepare_on_arrival
 from app.helpdesk.sidebar import ticket_ref
 from app.shopify.models import ShopifyInstall
 from app.shops.models import Shop, StaffMember, StaffRole
@@ -248,6 +252,8 @@ def seed_plan(
                 web=webs[drafter],
                 box=box,
             )
+            if key in AGENT_SHOPS:
+                set_prepare_on_arrival(session, shop=shop, actor=owner, enabled=False, now=now)
             this = SeededShop(
                 shop.domain,
                 shop.id,
@@ -492,25 +498,26 @@ def _decide(ran: Ran, proposals: list[dict[str, Any]]) -> list[Waiting]:
 
 
 def _helpdesk_case(rig: Rig, ran: Ran, shop: SeededShop) -> None:
-    """The customer writes to the shop's helpdesk. On the macros' door an agent prepares
-    the case, reads the sidebar and approves by macro; on the MCP door an agent reads the
-    case and proposes, and a person approves in the admin."""
+    """The customer writes to the shop's helpdesk. On the macros' door Caseward prepares
+    the case as the message arrives, and an agent reads the note and the sidebar and
+    approves by macro; on the MCP door an agent reads the case and proposes, and a person
+    approves in the admin."""
     plan = ran.plan
     ticket = Ticket(rig.gorgias, shop.helpdesk)
     ran.ticket = ticket
-    ran.sent_at = time.time()
-    ticket.open(plan.customer.email, plan.customer.name, plan.text)
-    _ticket_kept(rig, ran, shop)
     deadline = time.monotonic() + CASE_DEADLINE
     if plan.door == Door.MCP:
+        ran.sent_at = time.time()
+        ticket.open(plan.customer.email, plan.customer.name, plan.text)
+        _ticket_kept(rig, ran, shop)
         _agent_proposes(rig, ran, shop)
         _admin_acts(rig, ran, shop)
         return
-    seen = len(ticket.messages())
     with _drafting(rig, plan):
-        ticket.macro("prepare case", APPROVER_EMAIL)
-        ran.clicks += 1
-        ticket.note(("Caseward drafted", "No case"), seen, deadline)
+        ran.sent_at = time.time()
+        ticket.open(plan.customer.email, plan.customer.name, plan.text)
+        _ticket_kept(rig, ran, shop)
+        ticket.note(("Caseward drafted",), 0, deadline)
     web = rig.webs[plan.drafter]
     shown = ticket.sidebar(web).get("proposals", [])
     passed = [

@@ -117,8 +117,12 @@ FITS = {
 }
 DOORS = tuple(Door)
 # Each shop's Gorgias account calls one web app, and with it one drafter: the yen and euro
-# shops' the offline rules', the dollar shop's Claude's.
+# shops' the offline rules', the dollar shop's Claude's. The euro and dollar shops have
+# each ticket's case prepared as the customer writes (the macros' door); the yen shop's
+# tickets are prepared by its MCP agent, so Caseward drafts them only when asked.
 GORGIAS_SHOP = {"offline": ("eur", "jpy"), "claude": ("usd",)}
+MACROS_SHOPS = {"offline": ("eur",), "claude": ("usd",)}
+AGENT_SHOPS = ("jpy",)
 # Claude drafts every other case of a situation (the hostile answer: all of them).
 CLAUDE_ONLY = frozenset({Situation.HOSTILE_MODEL})
 
@@ -222,7 +226,11 @@ def generate(cases: int, seed: int) -> Plan:
         door = _door(situation, turn)
         drafter = "agent" if door == Door.MCP else "claude" if claude else "offline"
         currency = picker.choice(
-            sorted(GORGIAS_SHOP[drafter]) if door == Door.GORGIAS else sorted(CURRENCIES)
+            MACROS_SHOPS[drafter]
+            if door == Door.GORGIAS
+            else AGENT_SHOPS
+            if door == Door.MCP
+            else sorted(CURRENCIES)
         )
         key = currency
         shop = shops[key]

@@ -10,15 +10,15 @@ from datetime import timedelta
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from helpdesk_support import connect_gorgias
 from rq import Queue
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.actors import Surface, staff
 from app.clock import utcnow
-from app.crypto import SecretBox, secret_box
+from app.crypto import SecretBox
 from app.execution.models import ProviderEvent
-from app.helpdesk.connection import SECRET_HEADER, GorgiasConnected, save_gorgias_connection
+from app.helpdesk.connection import SECRET_HEADER, GorgiasConnected
 from app.helpdesk.sidebar import LINK_LIFETIME_SECONDS, sidebar_link
 from app.jobs.connection import connect_redis
 from app.settings import Settings
@@ -42,17 +42,7 @@ def connected(session: Session, settings: Settings) -> GorgiasConnected:
     session.add(shop)
     session.flush()
     session.add(StaffMember(shop_id=shop.id, user_id="olivia.owner", role=StaffRole.OWNER))
-    saved = save_gorgias_connection(
-        session,
-        shop=shop,
-        actor=staff("olivia.owner", Surface.STAFF_API),
-        domain="linen-and-loom",
-        username="api@linen.example",
-        api_key="gorgias-api-key-0123456789",
-        box=secret_box(settings),
-        check=lambda account: None,
-        now=utcnow(),
-    )
+    saved = connect_gorgias(session, shop, settings, owner="olivia.owner", account="linen-and-loom")
     session.commit()
     return saved
 

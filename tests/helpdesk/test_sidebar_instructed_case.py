@@ -16,16 +16,17 @@ from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
+from helpdesk_support import connect_gorgias
 from instructed_case import an_instructed_case
 from sqlalchemy.orm import Session
 
-from app.actors import Actor, ActorKind, Surface, staff
+from app.actors import Actor, ActorKind, Surface
 from app.cases.models import case_reference
 from app.clock import utcnow
 from app.conversations.models import Channel
 from app.conversations.service import receive_message, start_conversation
-from app.crypto import SecretBox, secret_box
-from app.helpdesk.connection import SECRET_HEADER, GorgiasConnected, save_gorgias_connection
+from app.crypto import SecretBox
+from app.helpdesk.connection import SECRET_HEADER, GorgiasConnected
 from app.helpdesk.sidebar import ticket_ref
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
@@ -46,17 +47,7 @@ def connected(session: Session, settings: Settings) -> GorgiasConnected:
     session.add(shop)
     session.flush()
     session.add(StaffMember(shop_id=shop.id, user_id="olivia.owner", role=StaffRole.OWNER))
-    saved = save_gorgias_connection(
-        session,
-        shop=shop,
-        actor=staff("olivia.owner", Surface.STAFF_API),
-        domain="linen-and-loom",
-        username="api@linen.example",
-        api_key="gorgias-api-key-0123456789",
-        box=secret_box(settings),
-        check=lambda account: None,
-        now=utcnow(),
-    )
+    saved = connect_gorgias(session, shop, settings, owner="olivia.owner", account="linen-and-loom")
     an_instructed_case(
         session, shop, settings, channel=Channel.HELPDESK, channel_ref=ticket_ref(INSTRUCTED)
     )

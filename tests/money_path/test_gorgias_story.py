@@ -1,7 +1,8 @@
 """A Gorgias ticket from its first message to a refund the provider confirmed, through the
 Gorgias sandbox's HTTP integration, the agents' macros, a worker process and the Stripe
-sandbox: the customer gets exactly one status reply, and an agent above their approval
-limit approves nothing."""
+sandbox: the case is prepared as the customer writes and approved with one macro, the
+customer gets exactly one status reply, and an agent above their approval limit approves
+nothing. An owner who turns preparing on arrival off has cases drafted only by the macro."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from rq import Queue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.audit import AuditEvent
 from app.background import sweep
 from app.clock import utcnow
 from app.conversations.models import Channel
@@ -107,17 +109,17 @@ def test_a_ticket_ends_in_one_confirmed_refund_and_one_status_reply(
     ticket_id = _open(gorgias, helpdesk)
     gorgias.customer_writes(ticket_id, "It is the one with the torn seam, the other is fine.")
 
-    gorgias.agent_writes(
-        ticket_id, "caseward: prepare case", internal=True, user_email=PROPOSER_EMAIL
-    )
+    # The case is prepared as the customer writes: the agent opens a ticket whose case
+    # waits in an internal note, and approves with one macro.
     note = wait_for(
         lambda: next(
-            (n for n in _notes(gorgias, ticket_id) if n.startswith("Caseward drafted")), None
+            (n for n in _notes(gorgias, ticket_id) if "refund of $48.00" in n),
+            None,
         ),
         what="Caseward's internal note with the draft",
         timeout=60,
     )
-    assert "refund of $48.00" in note and "awaiting_approval" in note
+    assert note.startswith("Caseward drafted") and "awaiting_approval" in note
     assert "Suggested reply" in note
     customer_visible = [m for m in _messages(gorgias, ticket_id) if m["public"] and m["from_agent"]]
     assert customer_visible == []  # preparing a case tells the customer nothing
@@ -202,6 +204,41 @@ def test_an_agent_above_their_limit_approves_nothing(
     assert any(n.startswith(f"{STRANGER} is not a member of staff") for n in refused)
     session.expire_all()
     assert session.scalars(select(Action)).all() == []
+
+
+def test_with_preparing_on_arrival_off_only_the_macro_drafts_the_case(
+    gorgias: GorgiasSandbox,
+    helpdesk: str,
+    owner: Staff,
+    approver: Staff,
+    session: Session,
+    worker: WorkerProcess,
+) -> None:
+    path = "/api/shop/connections/gorgias/prepare-on-arrival"
+    refused = approver.put(path, {"enabled": False})
+    assert refused.status_code == 403
+    wrong = owner.put(path, {"enabled": "no"})
+    assert wrong.status_code == 400 and wrong.get_json()["error"]["field"] == "enabled"
+    turned = owner.put(path, {"enabled": False})
+    assert turned.status_code == 200 and turned.get_json()["prepare_on_arrival"] is False
+    assert turned.get_json()["integration_secret"] is None
+    assert session.scalars(
+        select(AuditEvent.kind).where(AuditEvent.kind.startswith("connection.prepare"))
+    ).all() == ["connection.prepare_on_arrival_off"]
+
+    ticket_id = _open(gorgias, helpdesk)
+    gorgias.agent_writes(
+        ticket_id, "caseward: prepare case", internal=True, user_email=PROPOSER_EMAIL
+    )
+    wait_for(
+        lambda: any(n.startswith("Caseward drafted") for n in _notes(gorgias, ticket_id)),
+        what="the draft note the macro asked for",
+        timeout=60,
+    )
+    # One worker works the calls in order: the ticket's first call was worked before the
+    # macro's, and drafted nothing.
+    drafted = [n for n in _notes(gorgias, ticket_id) if n.startswith("Caseward drafted")]
+    assert len(drafted) == 1
 
 
 def test_the_sweeper_queues_the_replies_waiting_for_a_ticket(

@@ -20,6 +20,7 @@ import pytest
 from admin_pages_support import APPROVER, OWNER, VIEWER, a_shop, api, open_page, text_of
 from audit_tampering import cut_tail
 from flask.testing import FlaskClient, FlaskCliRunner
+from helpdesk_support import connect_gorgias
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -127,6 +128,30 @@ def test_an_owners_changes_through_the_pages_controls_are_made_and_audited(
     assert "Discounts may take at most 30% off." in after and "Version 2." in after
     assert 'value="JPY 5000, USD 480.00"' in after
     assert "Read-only" in after and "Turn writes on" in after
+
+
+def test_an_owner_has_helpdesk_cases_drafted_only_on_request_from_the_settings_page(
+    client: FlaskClient, session: Session, linen: Shop, settings: Settings
+) -> None:
+    connect_gorgias(session, linen, settings, owner=OWNER, account="linen-settings")
+    session.commit()
+    page = text_of(open_page(client, linen, OWNER, "/app/settings"))
+    assert "drafted into an internal note as the customer writes" in page
+    prepare = switch(page, "/api/shop/connections/gorgias/prepare-on-arrival")
+    assert prepare["body"] == {"enabled": False}
+
+    answer = api(client, linen, OWNER, prepare["method"], prepare["url"], prepare["body"])
+
+    assert answer.status_code == 200
+    (event,) = events_of(session, linen, "connection.prepare_on_arrival_off")
+    assert (event.actor, event.actor_surface) == (OWNER, "shopify_admin")
+    after = text_of(open_page(client, linen, OWNER, "/app/settings"))
+    assert "drafted only when an agent applies the prepare case macro" in after
+    assert switch(after, prepare["url"])["body"] == {"enabled": True}
+    approver_page = text_of(open_page(client, linen, APPROVER, "/app/settings"))
+    assert "drafted only when an agent applies" in approver_page
+    with pytest.raises(AssertionError):
+        switch(approver_page, prepare["url"])
 
 
 @pytest.mark.parametrize("user", [APPROVER, VIEWER])

@@ -384,11 +384,12 @@ _GORGIAS_CONNECTED = _object(
     {
         "domain": {"type": "string"},
         "key": {"type": "string"},
+        "prepare_on_arrival": {"type": "boolean"},
         "integration_secret": _OPTIONAL_TEXT,
         "events_url": {"type": "string"},
         "sidebar_url": {"type": "string"},
     },
-    ("domain", "key", "integration_secret", "events_url", "sidebar_url"),
+    ("domain", "key", "prepare_on_arrival", "integration_secret", "events_url", "sidebar_url"),
 )
 
 _APPROVAL = _object(
@@ -1402,6 +1403,15 @@ PATHS: dict[str, dict[str, Any]] = {
             "Make a new integration secret; the old one stops working at once",
             _GORGIAS_CONNECTED,
             _object({}, (), closed=True),
+            (400, 401, 403),
+        )
+    },
+    "/api/shop/connections/gorgias/prepare-on-arrival": {
+        "put": _op(
+            "Draft each ticket's case into an internal note as the customer's message "
+            "arrives (on), or only when an agent applies the prepare case macro (off)",
+            _GORGIAS_CONNECTED,
+            _object({"enabled": {"type": "boolean"}}, ("enabled",), closed=True),
             (400, 401, 403),
         )
     },

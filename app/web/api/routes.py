@@ -62,6 +62,7 @@ from app.helpdesk.connection import (
     gorgias_connection,
     rotate_secret,
     save_gorgias_connection,
+    set_prepare_on_arrival,
 )
 from app.helpdesk.gorgias_desk import gorgias_desks
 from app.history_audit.report import (
@@ -534,11 +535,24 @@ def shop_rotate_gorgias_secret() -> Response:
     return jsonify(_gorgias_connected(connection, secret))
 
 
+@bp.put("/shop/connections/gorgias/prepare-on-arrival")
+@require_staff
+def shop_gorgias_prepare_on_arrival() -> Response:
+    session = request_session()
+    enabled = boolean(json_body("enabled").get("enabled"), "enabled")
+    connection = set_prepare_on_arrival(
+        session, shop=g.shop, actor=g.actor, enabled=enabled, now=utcnow()
+    )
+    session.commit()
+    return jsonify(_gorgias_connected(connection, None))
+
+
 def _gorgias_connected(connection: Connection, secret: str | None) -> dict[str, Any]:
     base = (_settings().public_url or request.host_url).rstrip("/")
     return {
         "domain": connection.account_id,
         "key": connection.key_hint,
+        "prepare_on_arrival": connection.prepare_on_arrival,
         "integration_secret": secret,
         "events_url": f"{base}/helpdesk/gorgias/{connection.id}/events",
         "sidebar_url": f"{base}/helpdesk/gorgias/{connection.id}/sidebar",
