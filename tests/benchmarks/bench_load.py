@@ -176,6 +176,7 @@ class Stack:
     session_factory: sessionmaker[Session]
     stripe_client: stripe.StripeClient
     shopify_bench: ShopifyBench
+    web_log: Path
 
 
 @contextmanager
@@ -284,7 +285,8 @@ def stack(workers: int, minutes: float) -> Iterator[Stack]:
             # One agent credential stands for many agents here.
             CASEWARD_AGENT_RATE_LIMIT="100000/minute",
         )
-        web = stack_of.enter_context(web_process(env))
+        web_log = instance / "web.log"
+        web = stack_of.enter_context(web_process(env, log=web_log))
         supervisor = Supervisor(env, (settings.queue_name, settings.background_queue_name))
         stack_of.callback(supervisor.stop)
         supervisor.start(workers)
@@ -312,7 +314,21 @@ def stack(workers: int, minutes: float) -> Iterator[Stack]:
             factory,
             bench.secret_client,
             shopify_bench,
+            web_log,
         )
+
+
+def errors_logged(log: Path) -> collections.Counter[str]:
+    """The exceptions in the web's log (each traceback's last line), counted."""
+    found: collections.Counter[str] = collections.Counter()
+    in_traceback = False
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("Traceback"):
+            in_traceback = True
+        elif in_traceback and line and not line.startswith((" ", "During", "The above")):
+            found[line[:200]] += 1
+            in_traceback = False
+    return found
 
 
 def _connect_gorgias(
@@ -801,6 +817,7 @@ def main() -> None:
         ran = load(st, seconds, args.faults)
         drained = drain(st)
         checks, statuses, attempts = invariants(st)
+        web_errors = errors_logged(st.web_log)
     surfaces = surface_figures(ran, st.plan.tally)
     print_figures(surfaces, ran, drained, statuses)
     print("attempts at the provider: " + ", ".join(f"{k} {n}" for k, n in attempts.items()))
@@ -812,6 +829,9 @@ def main() -> None:
     for surface, bodies in st.plan.failures.items():
         for body in bodies:
             print(f"  a {surface} answered {body}")
+    print(f"errors the web logged ({sum(web_errors.values())}):")
+    for error, count in web_errors.most_common():
+        print(f"  {count} x {error}")
     print("\ninvariants:")
     for check in checks:
         print(f"  {'held ' if check.held else 'BROKE'}  {check.name}: {check.detail}")
@@ -840,6 +860,7 @@ def main() -> None:
                 for surface, at, answer in st.plan.refused
             ],
             "first_5xx_answers": dict(st.plan.failures),
+            "web_errors": dict(web_errors),
             "unacknowledged_after_resending": ran.owed_left,
             "drain_seconds": round(drained, 1),
             "actions_by_status": statuses,

@@ -244,13 +244,17 @@ def worker_env(settings: Settings, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def web_process(env: dict[str, str], port: int | None = None) -> Iterator[str]:
+def web_process(
+    env: dict[str, str], port: int | None = None, log: Path | None = None
+) -> Iterator[str]:
     """The web app as production serves it (gunicorn with Caseward's config) on ``port``,
-    else a free one; yields its base URL once it answers."""
+    else a free one; yields its base URL once it answers. Its log (the errors of requests
+    answered 500 among it) goes to ``log``, when given."""
     if port is None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
+    output = log.open("wb") if log is not None else subprocess.DEVNULL
     process = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
@@ -260,8 +264,8 @@ def web_process(env: dict[str, str], port: int | None = None) -> Iterator[str]:
         ],
         cwd=REPO,
         env={**env, "CASEWARD_BIND": f"127.0.0.1:{port}"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=output,
+        stderr=output,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -279,6 +283,8 @@ def web_process(env: dict[str, str], port: int | None = None) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=20)
+        if log is not None:
+            output.close()
 
 
 def worker_process(env: dict[str, str], *queue_names: str) -> subprocess.Popen[bytes]:
