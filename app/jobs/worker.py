@@ -6,7 +6,9 @@ A job runs in the worker process itself (:class:`Worker`), and a thread beside i
 the heartbeat of the job in hand every ``job_monitoring_interval`` (30 s), as RQ's forking
 worker does from its parent: the job's place among the started jobs lasts that interval
 plus 60 s. A worker killed mid-job stops beating, and its job is found abandoned that soon
-after (by the sweep, :mod:`app.jobs.abandoned`), not after its whole timeout.
+after (by the sweep, :mod:`app.jobs.abandoned`), not after its whole timeout. The job is in
+hand from RQ's creating its execution to RQ's cleaning it up, and a beat and that clean-up
+never overlap: no beat writes an execution RQ has deleted.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import threading
 import time
 from typing import Any, cast
 
-from redis.client import PubSubWorkerThread
+from redis.client import Pipeline, PubSubWorkerThread
 from redis.exceptions import RedisError
 from rq import Queue
 from rq.cli.cli import main as rq_main
+from rq.executions import Execution
 from rq.job import Job
 from rq.worker import BaseWorker, SimpleWorker
 
@@ -59,31 +62,46 @@ class Worker(SimpleWorker):
     def warm_up(self) -> None:
         """Open pools and load code before the first job arrives."""
 
-    def execute_job(self, job: Job, queue: Queue) -> None:
+    def prepare_execution(self, job: Job) -> Execution:
+        execution = super().prepare_execution(job)
         if self._heartbeat is None:
             self._heartbeat = threading.Thread(target=self._beat, name="job heartbeat", daemon=True)
             self._heartbeat.start()
         with self._in_hand:
             self._job_in_hand = job
+        return execution
+
+    def cleanup_execution(self, job: Job, pipeline: Pipeline) -> None:
+        # Let go of the job before RQ deletes its execution, waiting for a beat under way:
+        # a beat after the delete would write the execution again, half (its heartbeat
+        # only), and RQ could then neither read nor delete the job (a replaced job's
+        # delete fails on it) until that half expired.
+        with self._in_hand:
+            self._job_in_hand = None
+        super().cleanup_execution(job, pipeline)
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
         try:
             super().execute_job(job, queue)
         finally:
             with self._in_hand:
-                self._job_in_hand = None
+                self._job_in_hand = None  # an error ended it before RQ cleaned up after it
 
     def _beat(self) -> None:
-        """Every interval, the heartbeat of the job in hand, if any. The job's end waits for
-        a beat under way: RQ forgets the job's execution when it ends."""
         while True:
             time.sleep(self.job_monitoring_interval)
-            with self._in_hand:
-                if self._job_in_hand is None:
-                    continue
-                try:
-                    self.maintain_heartbeats(self._job_in_hand)
-                except RedisError as exc:
-                    # Redis restarting: the next beat is due well before the place lapses.
-                    log.warning("heartbeat of job %s missed: %s", self._job_in_hand.id, exc)
+            self.beat_once()
+
+    def beat_once(self) -> None:
+        """The heartbeat of the job in hand (its execution's and the worker's), if any."""
+        with self._in_hand:
+            if self._job_in_hand is None:
+                return
+            try:
+                self.maintain_heartbeats(self._job_in_hand)
+            except RedisError as exc:
+                # Redis restarting: the next beat is due well before the place lapses.
+                log.warning("heartbeat of job %s missed: %s", self._job_in_hand.id, exc)
 
     # The job is kept alive by the beats, as under RQ's forking worker: its place lapses
     # one interval plus 60 s after the last beat, not its whole timeout after it started.
