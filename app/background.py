@@ -9,7 +9,6 @@ the money queue, then the background queue) with :class:`CasewardWorker`;
 from __future__ import annotations
 
 import argparse
-import logging
 
 from rq import Queue
 
@@ -20,6 +19,7 @@ from app.jobs.context import WorkerContext, worker_context
 from app.jobs.sweeper import Queues, SweepReport, run_forever
 from app.jobs.sweeper import sweep as sweep_areas
 from app.jobs.worker import Worker, run_worker
+from app.logs import log_plainly
 
 
 class CasewardWorker(Worker):
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     if process == "worker":
         run_worker(ctx.settings, CasewardWorker)
         return
-    logging.basicConfig(level=logging.INFO)
+    log_plainly()
     run_forever(ctx, Queues.on(connect_redis(ctx.settings), ctx.settings), SWEEPS)
 
 

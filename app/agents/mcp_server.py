@@ -70,6 +70,7 @@ from app.inbox.case_file import case_file
 from app.inbox.views import ActionView, ProposalView
 from app.jobs.connection import connect_redis
 from app.jobs.queueing import queue_named
+from app.logs import log_plainly
 from app.money import Money
 from app.settings import Settings
 from app.shops.models import Shop
@@ -130,6 +131,9 @@ def build_server(context: ServerContext, *, stdio_secret: str | None = None) -> 
     """The MCP server and its six tools, added in the order they are listed.
     ``stdio_secret`` is the agent's secret when there are no HTTP headers to carry it
     (stdio)."""
+    # First: the SDK's server sets up the process's logging where nothing did (Rich's
+    # handler on the root logger, every record and traceback boxed in 80 columns).
+    log_plainly()
     server = MCPServer(name="caseward", instructions=INSTRUCTIONS)
     calls = _Calls(context, stdio_secret)
     _add_find_case(server, calls)

@@ -50,6 +50,24 @@ print(json.dumps({"frozen": gc.get_freeze_count(), "in_sight": len(gc.get_object
 """
 
 
+# A gunicorn web process once its MCP door is built (on the first agent's call), as a
+# request's error is logged in it.
+_WEB_PROCESS_LOGGING = """
+import sys
+from gunicorn.app.wsgiapp import WSGIApplication
+from app.agents.mcp_server import build_server, context_from_settings
+from app.settings import Settings
+
+sys.argv = ["gunicorn", "--config", "python:app.gunicorn_conf", "app:create_app()"]
+app = WSGIApplication().wsgi()
+build_server(context_from_settings(Settings.from_env()))
+try:
+    raise KeyError("created_at")
+except KeyError:
+    app.logger.exception("Exception on /webhooks/shopify [POST]")
+"""
+
+
 @pytest.mark.parametrize("program", [_WEB_PROCESS, _WORKER_PROCESS], ids=["web", "worker"])
 def test_a_process_keeps_the_loaded_app_out_of_full_collections(
     program: str, settings: Settings
@@ -59,7 +77,27 @@ def test_a_process_keeps_the_loaded_app_out_of_full_collections(
     assert counts["in_sight"] < counts["frozen"] / 10
 
 
+def test_a_web_process_logs_an_error_as_plain_lines_with_its_traceback(
+    settings: Settings,
+) -> None:
+    """Not in the boxes of 80 columns the MCP SDK would set up, where no log collector
+    finds the exception's own line."""
+    logged = _completed(_WEB_PROCESS_LOGGING, settings).stderr.splitlines()
+    record = next(line for line in logged if "Exception on /webhooks/shopify" in line)
+    assert record.endswith("[ERROR] app: Exception on /webhooks/shopify [POST]"), record
+    following = logged[logged.index(record) + 1 :]
+    assert following[0] == "Traceback (most recent call last):", following
+    assert "KeyError: 'created_at'" in following
+    assert not any("\u256d" in line or "\u2502" in line for line in logged)  # box edges
+
+
 def _run(program: str, settings: Settings) -> dict[str, int]:
+    done = _completed(program, settings)
+    counts: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
+    return counts
+
+
+def _completed(program: str, settings: Settings) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "DATABASE_URL": settings.database_url,
@@ -78,5 +116,4 @@ def _run(program: str, settings: Settings) -> dict[str, int]:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    counts: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
-    return counts
+    return done
