@@ -42,6 +42,7 @@ monkey.patch_all()
 import argparse
 import collections
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -319,15 +320,15 @@ def stack(workers: int, minutes: float) -> Iterator[Stack]:
 
 
 def errors_logged(log: Path) -> collections.Counter[str]:
-    """The exceptions in the web's log (each traceback's last line), counted."""
+    """The exceptions in the web's log, counted by the last line of each record's
+    traceback (the exception a chain ended in). A record begins with ``[`` (the app's and
+    gunicorn's) or an address (the access log)."""
     found: collections.Counter[str] = collections.Counter()
-    in_traceback = False
-    for line in log.read_text(errors="replace").splitlines():
-        if line.startswith("Traceback"):
-            in_traceback = True
-        elif in_traceback and line and not line.startswith((" ", "During", "The above")):
-            found[line[:200]] += 1
-            in_traceback = False
+    records = re.split(r"\n(?=\[|\d+\.\d+\.\d+\.\d+ )", log.read_text(errors="replace"))
+    for logged in records:
+        if "Traceback (most recent call last):" in logged:
+            last = [line for line in logged.splitlines() if line and not line[0].isspace()][-1]
+            found[last[:200]] += 1
     return found
 
 
