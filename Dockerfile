@@ -13,17 +13,22 @@
 # secret is baked in. tests/deployment/test_container_commands.py runs each stage's CMD
 # and HEALTHCHECK as written here against PostgreSQL and Redis.
 
+# The base images. A registry's mirror, or a base built in house, is named with
+# --build-arg; it must have the same Debian release, with python (3.11, venv) and npm.
+ARG NODE_IMAGE=node:22-bookworm-slim
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+
 # ---------------------------------------------------------------- the admin's stylesheet
 # Polaris' stylesheet, from the npm package pinned in widget/package-lock.json (the
 # Makefile's install does the same copy). The widget itself ships through Shopify.
-FROM node:22-bookworm-slim AS assets
+FROM ${NODE_IMAGE} AS assets
 WORKDIR /build/widget
 COPY widget/package.json widget/package-lock.json ./
 RUN npm ci --legacy-peer-deps --no-audit --no-fund --silent
 RUN cp node_modules/@shopify/polaris/build/esm/styles.css /build/polaris.css
 
 # ---------------------------------------------------------------- the Python packages
-FROM python:3.11-slim-bookworm AS packages
+FROM ${PYTHON_IMAGE} AS packages
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/venv
 COPY pyproject.toml /build/pyproject.toml
@@ -33,7 +38,7 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/build/pyproje
     && /opt/venv/bin/pip install -r /build/requirements.txt
 
 # ---------------------------------------------------------------- what every process runs
-FROM python:3.11-slim-bookworm AS runtime
+FROM ${PYTHON_IMAGE} AS runtime
 RUN useradd --system --uid 10001 --home-dir /srv/caseward --shell /usr/sbin/nologin caseward
 COPY --from=packages /opt/venv /opt/venv
 WORKDIR /srv/caseward
