@@ -14,14 +14,15 @@ between the commit and the enqueue can be queued again without a second one: by 
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from dataclasses import dataclass
 
 from redis import Redis
+from redis.exceptions import WatchError
 from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError, InvalidJobOperation
 from rq.job import Job, JobStatus
+from rq.utils import as_text
 
 # A finished job's hash only matters for the sweeper's "is it still there" question.
 RESULT_TTL = 600
@@ -113,7 +114,7 @@ def enqueue_unique(
             return False
         # A job that ended, whose work still needs doing: replace it.
         if existing is not None and status is not None:
-            _delete(queue, existing)
+            _delete(queue, existing, replacing)
         try:
             enqueue()
         except DuplicateJobError:
@@ -121,18 +122,31 @@ def enqueue_unique(
     return True
 
 
-def _delete(queue: Queue, job: Job) -> None:
-    """Delete an ended job, whoever else is deleting it at once."""
-    try:
-        job.delete()
-    except InvalidJobOperation:
-        pass  # deleted meanwhile by another
-    except ValueError:
-        # RQ listed a run of the job whose record is gone (another process's delete half
-        # done, or the record expired) and stopped: forget the list, then delete the job.
-        queue.connection.delete(job.execution_registry.key)
-        with contextlib.suppress(InvalidJobOperation):
-            job.delete()
+def _delete(queue: Queue, job: Job, replacing: tuple[JobStatus, ...]) -> None:
+    """Delete ``job``, read as ended, unless another process replaced it since: the job's
+    status is checked and the job deleted in one transaction that watches it. Else a
+    replacement queued and started meanwhile (several webhooks about one customer's
+    orders) would be deleted as it ran, and its worker's next heartbeat would write half
+    a run record that no later delete of the job could read."""
+    ended = {status.value for status in replacing}
+    with queue.connection.pipeline() as pipeline:
+        try:
+            pipeline.watch(job.key)  # type: ignore[no-untyped-call]
+            status = pipeline.hget(job.key, "status")
+            if status is None or as_text(status) not in ended:
+                return  # gone, or replaced by another: theirs stands
+            pipeline.multi()
+            try:
+                job.delete(pipeline=pipeline)
+            except (ValueError, KeyError):
+                # RQ listed a run of the job whose record is gone or half written (a
+                # heartbeat that came after the run was deleted) and stopped: forget the
+                # list, then delete the job.
+                queue.connection.delete(job.execution_registry.key)
+                job.delete(pipeline=pipeline)
+            pipeline.execute()
+        except (WatchError, InvalidJobOperation):
+            pass  # changed meanwhile: replaced, or deleted, by another
 
 
 def _status(job: Job) -> JobStatus | None:

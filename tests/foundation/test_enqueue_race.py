@@ -4,7 +4,9 @@ A job id that ended (a customer's order refresh that ran) is replaced by the nex
 enqueue: it reads the job's status, deletes it and queues it again. Two web processes
 doing so at once (Shopify sends several webhooks about one customer's orders) race: the
 job one of them read can be deleted by the other before its status is read. That request
-finds the job gone, which is no error: it queues the job, or finds the other's queued.
+finds the job gone, which is no error: it queues the job, or finds the other's queued. A
+replacement queued, or already running, after the first read is left alone: it does the
+work the job was to do.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class RacingQueue(Queue):
     has read the job's status."""
 
     other_queues_it = False
+    other_starts_it = False
     after_its_status = False
     runs_vanish = False
     raced = False
@@ -63,6 +66,12 @@ class RacingQueue(Queue):
             Queue(self.name, connection=self.connection).enqueue(
                 "os.getpid", job_id=job_id, unique=True
             )
+        if self.other_starts_it:  # and a worker took it up
+            started = Job.fetch(job_id, connection=self.connection)
+            with self.connection.pipeline() as pipeline:
+                Execution.create(started, ttl=600, pipeline=pipeline)
+                pipeline.execute()
+            started.set_status(JobStatus.STARTED)
 
 
 def test_a_job_whose_run_records_vanish_while_it_is_replaced_is_queued_once(
@@ -96,5 +105,20 @@ def test_a_job_replaced_by_another_request_meanwhile_is_queued_once(
 
     queued = enqueue_unique(queue, "os.getpid", (), JOB_ID)
 
-    assert queued is not (other_queues_it and not after_its_status)
+    assert queued is not other_queues_it
     assert queue.job_ids == [JOB_ID]
+
+
+def test_a_replacement_started_meanwhile_is_left_to_run(settings: Settings) -> None:
+    queue = RacingQueue(f"{settings.queue_name}-race", connection=connect_redis(settings))
+    queue.after_its_status = queue.other_queues_it = queue.other_starts_it = True
+    plain = Queue(queue.name, connection=queue.connection)
+    ended = plain.enqueue("os.getpid", job_id=JOB_ID)
+    plain.remove(ended)
+    ended.set_status(JobStatus.FINISHED)
+
+    assert not enqueue_unique(queue, "os.getpid", (), JOB_ID)
+
+    running = Job.fetch(JOB_ID, connection=queue.connection)
+    assert running.get_status() == JobStatus.STARTED
+    assert len(running.execution_registry.get_executions()) == 1  # its run record intact
