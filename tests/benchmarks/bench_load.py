@@ -291,6 +291,7 @@ def stack(workers: int, minutes: float) -> Iterator[Stack]:
         supervisor = Supervisor(env, (settings.queue_name, settings.background_queue_name))
         stack_of.callback(supervisor.stop)
         supervisor.start(workers)
+        gevent.spawn(supervisor.keep_running, gevent.sleep)
         sweeper = subprocess.Popen(
             [sys.executable, "-m", "app.background", "sweeper"],
             cwd=REPO,
@@ -822,6 +823,10 @@ def main() -> None:
     surfaces = surface_figures(ran, st.plan.tally)
     print_figures(surfaces, ran, drained, statuses)
     print("attempts at the provider: " + ", ".join(f"{k} {n}" for k, n in attempts.items()))
+    print(
+        f"workers started again: {len(st.supervisor.killed)} killed, "
+        f"{len(st.supervisor.quit)} quit on their own"
+    )
     by_fault = refusals_by_fault(ran, st.plan.refused)
     print(f"answers not accepted, by the fault they came during (or {AFTERMATH:g} s after):")
     for row in by_fault:
@@ -862,6 +867,8 @@ def main() -> None:
             ],
             "first_5xx_answers": dict(st.plan.failures),
             "web_errors": dict(web_errors),
+            "workers_killed": len(st.supervisor.killed),
+            "workers_quit": len(st.supervisor.quit),
             "unacknowledged_after_resending": ran.owed_left,
             "drain_seconds": round(drained, 1),
             "actions_by_status": statuses,

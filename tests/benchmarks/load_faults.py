@@ -9,8 +9,8 @@ The sequence of a faulted run, each fault at its share of the run (:func:`schedu
    again on the same port and files;
 3. the Stripe sandbox answers every refund too late, past Caseward's provider timeout,
    committed first, for a window;
-4. one RQ worker is killed with SIGKILL, mid-job or not, and a new one started a second
-   later, as a supervisor would;
+4. one RQ worker is killed with SIGKILL, mid-job or not, and a new one started within a
+   second, as a supervisor would (as for any worker that ends: :class:`Supervisor`);
 5. every PostgreSQL connection to the benchmark's own database is ended
    (``pg_terminate_backend``), the web's, the workers' and the sweeper's alike;
 6. the Shopify sandbox answers 500 to everything (nothing committed), for a window;
@@ -131,33 +131,44 @@ def own_redis(port: int) -> Iterator[OwnRedis]:
 
 @dataclass
 class Supervisor:
-    """The RQ worker processes, started again when one dies, as systemd or a container
-    runtime would."""
+    """The RQ worker processes, each started again within a second of its end, as a
+    container runtime's or systemd's restart policy would: killed, or quit (RQ's worker
+    quits when Redis is gone as a job ends, as in the Redis restart)."""
 
     env: dict[str, str]
     queues: tuple[str, ...]
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     killed: list[int] = field(default_factory=list)
+    quit: list[int] = field(default_factory=list)
+    stopping: bool = False
 
     def start(self, count: int) -> None:
         self.processes += [worker_process(self.env, *self.queues) for _ in range(count)]
 
+    def keep_running(self, sleep: Callable[[float], None]) -> None:
+        """Until :meth:`stop`: every second, a new worker for each that ended. ``sleep``
+        is the load's own (gevent's)."""
+        while not self.stopping:
+            for ended in [p for p in self.processes if p.poll() is not None]:
+                self.processes.remove(ended)
+                if ended.pid not in self.killed:
+                    self.quit.append(ended.pid)
+                self.start(1)
+            sleep(1.0)
+
     def kill_one(self) -> int:
-        """SIGKILL the oldest living worker and its work horse (a busy worker's job runs
-        in a forked child), as a container's end kills both; then start a new one after
-        a second."""
+        """SIGKILL the oldest living worker and its children, as a container's end kills
+        them; :meth:`keep_running` starts a new one."""
         victim = next(p for p in self.processes if p.poll() is None)
+        self.killed.append(victim.pid)
         for pid in (victim.pid, *_children(victim.pid)):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         victim.wait(timeout=10)
-        self.processes.remove(victim)
-        self.killed.append(victim.pid)
-        time.sleep(1.0)
-        self.start(1)
         return victim.pid
 
     def stop(self) -> None:
+        self.stopping = True
         for process in self.processes:
             process.terminate()
         for process in self.processes:
