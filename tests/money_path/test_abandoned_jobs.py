@@ -20,7 +20,8 @@ from flask.testing import FlaskClient
 from money_path_harness import WorkerProcess, wait_for
 from rq import Queue
 from rq.job import Job, JobStatus
-from rq.registry import StartedJobRegistry
+from rq.registry import ScheduledJobRegistry, StartedJobRegistry
+from rq.scheduler import SCHEDULER_LOCKING_KEY_TEMPLATE
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from storefront_support import APP_SECRET, CLIENT_ID, Shopper
@@ -122,9 +123,14 @@ def test_a_draft_whose_worker_was_killed_is_made_once_a_heartbeat_later(
     assert job.get_status() == JobStatus.SCHEDULED
     assert job.retries_left == 0
 
-    # Another worker takes over the dead one's scheduler once its lock lapses (a minute),
-    # at its maintenance (here every 5 s, and it wakes for it as often), and runs the
-    # retry: the shopper is answered once.
+    # Time moves on in Redis as it did on the sweep's clock: the dead worker's scheduler
+    # lock lapses (a minute after its last renewal) and the retry's 30 s pass.
+    redis = background.connection
+    for name in (queue.name, background.name):
+        redis.delete(SCHEDULER_LOCKING_KEY_TEMPLATE % name)
+    redis.zadd(ScheduledJobRegistry(queue=background).key, {job.id: time.time()})
+    # Another worker takes over the dead one's scheduler at its maintenance (here every
+    # 5 s, and it wakes for it as often) and runs the retry: the shopper is answered once.
     replacement = WorkerProcess(
         settings, redis_url, "--maintenance-interval", "5", "--worker-ttl", "20"
     )
