@@ -4,14 +4,12 @@ replaced (a refresh queued again for the same customer) the moment it ended."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Iterator
+import uuid
 
 import pytest
 from redis import Redis
-from redis_claim import claim_redis_database
 from rq import Queue
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
@@ -22,16 +20,14 @@ from app.jobs.worker import Worker
 
 
 @pytest.fixture
-def redis() -> Iterator[Redis]:
-    base = os.environ.get("REDIS_URL")
-    if not base:
-        pytest.skip("a Redis server (REDIS_URL)")
-    _, connection = claim_redis_database(base)
-    try:
-        yield connection
-    finally:
-        connection.flushdb()
-        connection.close()
+def queue(redis_url: str) -> Queue:
+    """A queue of the test's own on the session's Redis; its jobs are named after it."""
+    return Queue(f"heartbeat-{uuid.uuid4().hex[:8]}", connection=Redis.from_url(redis_url))
+
+
+def runs_left(queue: Queue, job_id: str) -> list[bytes]:
+    """The run records Redis still holds for the job."""
+    return queue.connection.keys(f"rq:execution:{job_id}:*")
 
 
 def started(worker: Worker, queue: Queue, job_id: str) -> Job:
@@ -49,10 +45,10 @@ def succeeded(worker: Worker, queue: Queue, job: Job) -> None:
     worker.handle_job_success(job, queue, StartedJobRegistry(queue=queue))
 
 
-def test_a_beat_keeps_the_running_job_s_place(redis: Redis) -> None:
-    queue = Queue("heartbeat-test", connection=redis)
+def test_a_beat_keeps_the_running_job_s_place(queue: Queue) -> None:
+    redis = queue.connection
     worker = Worker([queue], connection=redis)
-    job = started(worker, queue, "orders-running")
+    job = started(worker, queue, f"{queue.name}-running")
     started_jobs = StartedJobRegistry(queue=queue)
     places = [key for key, _ in redis.zrange(started_jobs.key, 0, -1, withscores=True)]
     redis.zadd(started_jobs.key, dict.fromkeys(places, 0))  # as if about to lapse
@@ -66,13 +62,13 @@ def test_a_beat_keeps_the_running_job_s_place(redis: Redis) -> None:
     succeeded(worker, queue, job)
 
 
-def test_jobs_ended_under_constant_beats_leave_nothing_half_written(redis: Redis) -> None:
+def test_jobs_ended_under_constant_beats_leave_nothing_half_written(queue: Queue) -> None:
     """Beats as often as they can come while a worker runs job after job: every job
     ends with no execution left, and each can be queued again at once (a second webhook
     for a customer's order replaces the refresh the first one queued)."""
-    queue = Queue("heartbeat-test", connection=redis)
+    redis = queue.connection
     worker = Worker([queue], connection=redis)
-    job_ids = [f"orders-{number}" for number in range(150)]
+    job_ids = [f"{queue.name}-{number}" for number in range(150)]
     for job_id in job_ids:
         enqueue_unique(queue, "builtins.len", ("hello",), job_id)
     stop, failures = threading.Event(), []
@@ -94,16 +90,15 @@ def test_jobs_ended_under_constant_beats_leave_nothing_half_written(redis: Redis
         beating.join()
 
     assert failures == []
-    assert redis.keys("rq:execution:*") == []
     for job_id in job_ids:
+        assert runs_left(queue, job_id) == []
         assert Job.fetch(job_id, connection=redis).get_status() == JobStatus.FINISHED
         assert enqueue_unique(queue, "builtins.len", ("again",), job_id), job_id
 
 
-def test_the_job_s_end_waits_for_a_beat_under_way(redis: Redis) -> None:
-    queue = Queue("heartbeat-test", connection=redis)
-    worker = Worker([queue], connection=redis)
-    job = started(worker, queue, "orders-beating")
+def test_the_job_s_end_waits_for_a_beat_under_way(queue: Queue) -> None:
+    worker = Worker([queue], connection=queue.connection)
+    job = started(worker, queue, f"{queue.name}-beating")
     ending = threading.Thread(target=succeeded, args=(worker, queue, job))
 
     with worker._in_hand:  # as a beat under way holds it
@@ -114,4 +109,4 @@ def test_the_job_s_end_waits_for_a_beat_under_way(redis: Redis) -> None:
 
     assert not ending.is_alive()
     worker.beat_once()
-    assert redis.keys("rq:execution:*") == []
+    assert runs_left(queue, job.id) == []
