@@ -63,7 +63,7 @@ from app.execution.brakes import BrakeSettings, save_brakes
 from app.execution.models import Action, ActionStatus
 from app.guard import IdentityLevel
 from app.helpdesk.connection import SECRET_HEADER, gorgias_connection, save_gorgias_connection
-from app.helpdesk.events import CALL_BODY_TEMPLATE as GORGIAS_CALL_BODY
+from app.helpdesk.events import CALL_TRIGGERS, call_body_template
 from app.helpdesk.gorgias_desk import gorgias_desks
 from app.history_audit.jobs import enqueue_scan
 from app.history_audit.models import HistoryScan
@@ -982,19 +982,21 @@ def connect_demo_helpdesk(
     control = {"X-Sandbox-Control-Token": control_token}
     base = settings.gorgias_api_base
     domain = f"{GORGIAS_DEMO_ACCOUNT}.gorgias.com"
-    # The sandbox starts empty of integrations each time: set the demo's up again.
-    requests.post(
-        f"{base}/_sandbox/accounts/{domain}/integrations",
-        json={
-            "url": f"{web}/helpdesk/gorgias/{connection.id}/events",
-            "headers": {SECRET_HEADER: secret},
-            "triggers": ["ticket-message-created"],
-            "body_template": GORGIAS_CALL_BODY,
-            "name": "Caseward",
-        },
-        headers=control,
-        timeout=10,
-    ).raise_for_status()
+    # The sandbox starts empty of integrations each time: set the demo's up again, as
+    # docs/gorgias.md asks a merchant to.
+    for trigger in CALL_TRIGGERS:
+        requests.post(
+            f"{base}/_sandbox/accounts/{domain}/integrations",
+            json={
+                "url": f"{web}/helpdesk/gorgias/{connection.id}/events",
+                "headers": {SECRET_HEADER: secret},
+                "triggers": [trigger],
+                "body_template": call_body_template(trigger),
+                "name": f"Caseward ({trigger})",
+            },
+            headers=control,
+            timeout=10,
+        ).raise_for_status()
     ticket_id = int(
         requests.post(
             f"{base}/_sandbox/accounts/{domain}/tickets",

@@ -29,11 +29,22 @@ from app.validation import choice, integer, only_keys, text
 from app.words import said
 
 EVENTS = ("ticket-created", "ticket-updated", "ticket-message-created")
-# The body the README asks the merchant to set for a new message (the demo sets it too).
+# The body docs/gorgias.md asks the merchant to set for a new message (the demo sets it too).
 CALL_BODY_TEMPLATE = (
     '{"event": "ticket-message-created", "ticket_id": {{ticket.id}}, '
     '"message_id": {{ticket.messages[-1].id}}, "updated": "{{ticket.updated_datetime}}"}'
 )
+# Caseward is called as a ticket opens and on each later message: one integration per
+# trigger, its body naming it (call_body_template). Without the first, a ticket's opening
+# message waits for the next one to be kept and prepared.
+CALL_TRIGGERS = ("ticket-created", "ticket-message-created")
+
+
+def call_body_template(trigger: str) -> str:
+    """The integration's body for ``trigger``, one of :data:`EVENTS`."""
+    return CALL_BODY_TEMPLATE.replace("ticket-message-created", trigger)
+
+
 # Gorgias ids are 64-bit in places; anything larger is not one of its ids.
 MAX_ID = 2**53
 

@@ -41,14 +41,11 @@ from app.agents.service import issue_agent_credential
 from app.clock import utcnow
 from app.crypto import SecretBox
 from app.helpdesk.connection import SECRET_HEADER, save_gorgias_connection
-from app.helpdesk.events import CALL_BODY_TEMPLATE
+from app.helpdesk.events import CALL_TRIGGERS, call_body_template
 from app.shops.models import Shop
 from app.web.mcp_mount import MCP_PATH
 
 GORGIAS_API_USER, GORGIAS_API_KEY = "api@cases.example", "case-bench-gorgias-key-0123456789"
-# Caseward is called as a ticket opens and on each later message (the customer's, or an
-# agent's note), one integration per trigger, its body naming it.
-TRIGGERS = ("ticket-created", "ticket-message-created")
 
 
 @dataclass(frozen=True)
@@ -94,13 +91,13 @@ def connect_helpdesk(
     session.flush()
     assert connected.new_secret is not None
     connection_id = connected.connection.id
-    for trigger in TRIGGERS:
+    for trigger in CALL_TRIGGERS:
         gorgias.control(
             "POST",
             f"/accounts/{domain}/integrations",
             {
                 "url": f"{web}/helpdesk/gorgias/{connection_id}/events",
-                "body_template": CALL_BODY_TEMPLATE.replace("ticket-message-created", trigger),
+                "body_template": call_body_template(trigger),
                 "triggers": [trigger],
                 "headers": {SECRET_HEADER: connected.new_secret},
             },

@@ -27,7 +27,7 @@ from app.crypto import secret_box
 from app.demo import SHOP_DOMAIN, LinenShop, connect_demo_helpdesk
 from app.execution.executor import ExecutionContext
 from app.execution.models import Action
-from app.helpdesk.events import CALL_BODY_TEMPLATE
+from app.helpdesk.events import CALL_TRIGGERS, call_body_template
 from app.helpdesk.jobs import HELPDESK
 from app.settings import Settings
 from app.shops.models import StaffMember
@@ -71,13 +71,14 @@ def helpdesk(
     )
     assert connected.status_code == 200, connected.get_json()
     answer = connected.get_json()
-    gorgias.add_integration(
-        domain,
-        url=answer["events_url"].replace("http://localhost", web_url),
-        body_template=CALL_BODY_TEMPLATE,
-        triggers=["ticket-message-created"],
-        headers={"X-Caseward-Secret": answer["integration_secret"]},
-    )
+    for trigger in CALL_TRIGGERS:  # as docs/gorgias.md sets it up
+        gorgias.add_integration(
+            domain,
+            url=answer["events_url"].replace("http://localhost", web_url),
+            body_template=call_body_template(trigger),
+            triggers=[trigger],
+            headers={"X-Caseward-Secret": answer["integration_secret"]},
+        )
     return domain
 
 
@@ -179,12 +180,9 @@ def test_an_agent_above_their_limit_approves_nothing(
     member.approval_limits = {"usd": 1000}  # $10.00: below the $48.00 refund
     session.commit()
     ticket_id = _open(gorgias, helpdesk)
-    gorgias.agent_writes(
-        ticket_id, "caseward: prepare case", internal=True, user_email=PROPOSER_EMAIL
-    )
     wait_for(
         lambda: any(n.startswith("Caseward drafted") for n in _notes(gorgias, ticket_id)),
-        what="the draft note",
+        what="the note of the case prepared as the ticket opened",
         timeout=60,
     )
 
