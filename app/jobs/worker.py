@@ -71,6 +71,16 @@ class Worker(SimpleWorker):
             self._job_in_hand = job
         return execution
 
+    def heartbeat(self, timeout: int | None = None, pipeline: Pipeline | None = None) -> None:
+        """RQ's heartbeat of the worker, its two commands sent in one round trip when RQ
+        gives no pipeline: between taking a job and starting it, and after each job."""
+        if pipeline is not None:
+            super().heartbeat(timeout, pipeline)
+            return
+        with self.connection.pipeline(transaction=False) as beat:
+            super().heartbeat(timeout, beat)
+            beat.execute()
+
     def cleanup_execution(self, job: Job, pipeline: Pipeline) -> None:
         # Let go of the job before RQ deletes its execution, waiting for a beat under way:
         # a beat after the delete would write the execution again, half (its heartbeat

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-import timeit
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bench_money_path import database
-from benchmarks.figures import record
+from benchmarks.figures import loop_microseconds, record
 from sqlalchemy import Engine, event, insert
 from sqlalchemy.orm import Session
 
@@ -127,12 +126,6 @@ def figures(engine: Engine, session: Session, shop_id: uuid.UUID, runs: int) -> 
         "replaying_median_seconds": round(statistics.median(replays), 2),
         "statements": len(statements),
     }
-
-
-def loop_microseconds() -> float:
-    """How fast the machine runs Python just now (a shared machine's speed varies by hours):
-    the quickest of five loops of 1,000 additions."""
-    return min(timeit.repeat("s = 0\nfor i in range(1000): s += i", number=1000, repeat=5)) * 1000
 
 
 @contextmanager

@@ -44,12 +44,16 @@ def kept(name: str) -> dict[str, Any] | None:
 
 def save(figure: Figure, run: dict[str, Any], name: str) -> None:
     """Foot the picture with the command and time of its run, and write ``<name>.svg``."""
-    load = ", ".join(f"{value:g}" for value in run["machine"]["load_average"])
+    machine = run["machine"]
+    load = ", ".join(f"{value:g}" for value in machine["load_average"])
+    # Runs kept before the machine's speed was recorded have no loop time.
+    loop = machine.get("loop_of_1000_additions_us")
+    speed = f", a loop of 1,000 additions {loop:g} µs" if loop is not None else ""
     figure.text(
         0.01,
         0.005,
         f"{run['command']}  ·  {run['finished_at']}  ·  "
-        f"{run['machine']['cores']} cores, load {load}",
+        f"{machine['cores']} cores, load {load}{speed}",
         fontsize=6.5,
         color="#555555",
     )

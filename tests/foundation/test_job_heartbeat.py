@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 from redis import Redis
+from redis.connection import AbstractConnection
 from rq import Queue
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
@@ -110,3 +111,27 @@ def test_the_job_s_end_waits_for_a_beat_under_way(queue: Queue) -> None:
     assert not ending.is_alive()
     worker.beat_once()
     assert runs_left(queue, job.id) == []
+
+
+def test_the_worker_s_own_heartbeat_is_one_round_trip(
+    queue: Queue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RQ beats the worker's heartbeat between taking a job and starting it: its two
+    commands go out together, not one waiting on the other."""
+    redis = queue.connection
+    worker = Worker([queue], connection=redis)
+    redis.ping()  # the connection is open before counting
+    sends = []
+    send = AbstractConnection.send_packed_command
+
+    def counted(connection: AbstractConnection, command: object, check_health: bool = True) -> None:
+        sends.append(command)
+        send(connection, command, check_health)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counted)
+
+    worker.heartbeat(120)
+
+    assert len(sends) == 1
+    assert redis.hget(worker.key, "last_heartbeat") is not None
+    assert 110 < redis.ttl(worker.key) <= 120
