@@ -8,9 +8,11 @@ among the commands), draft the case into an internal note; act on each command (
 drafter runs outside any transaction; each command's writes commit on their own), post
 the internal notes, queue an action a command approved, then post what waits for the
 customer (:func:`deliver_replies`).
-Nothing is swallowed: a failure fails the job (kept a day in RQ's failed jobs) and the
-kept call stays for a retry; commands already claimed are not run twice. The job names its
-call by the shop and the call's key, what it was kept once by.
+Nothing is swallowed: a failure fails the job, which RQ runs again after 5 s, 30 s and two
+minutes (:data:`CALL_RETRY`) and then keeps a day among its failed jobs; the kept call
+stays, and what a run kept or claimed is not done again (a message kept, a command
+claimed), so a run that failed after keeping a message does not prepare its case. The job
+names its call by the shop and the call's key, what it was kept once by.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from rq import Queue
+from rq import Queue, Retry
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -254,7 +256,13 @@ def _shop_and_case(
     return shop, case
 
 
-HELPDESK_CALL = KeptEventJob("app.helpdesk.jobs.work_gorgias_call", "gorgias", FAILURE_TTL)
+# A call's work fails on a blip of Gorgias (a read answered 500 or timed out) more often
+# than for good: run again soon, since a customer waits, then less often. Each run is
+# safe to repeat: what the first kept or claimed is not done twice.
+CALL_RETRY = Retry(max=3, interval=[5, 30, 120])
+HELPDESK_CALL = KeptEventJob(
+    "app.helpdesk.jobs.work_gorgias_call", "gorgias", FAILURE_TTL, retry=CALL_RETRY
+)
 
 
 def enqueue_helpdesk_delivery(queue: Queue, shop_id: uuid.UUID) -> bool:

@@ -5,10 +5,10 @@ interval plus 60 s after its worker's last beat (:mod:`app.jobs.worker`). RQ loo
 places that lapsed in its maintenance, which a worker runs every ten minutes, and an idle
 worker only between waits of several minutes: a killed worker's job waited that long.
 Every sweep runs RQ's own clean-up of those places instead (:func:`sweep_abandoned_jobs`),
-first of all sweeps: a job with a retry left is queued again (a drafting job, after its
-retry's interval); any other is failed, and its area's sweep then queues what its rows say
-is still owed (an action's sends are settled by the executor's sweep, not run again
-blindly).
+first of all sweeps: a job with a retry left is queued again (a drafting job or a helpdesk
+call, after its retry's interval); any other is failed, and its area's sweep then queues
+what its rows say is still owed (an action's sends are settled by the executor's sweep, not
+run again blindly).
 """
 
 from __future__ import annotations

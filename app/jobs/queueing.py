@@ -44,6 +44,8 @@ class KeptEventJob:
     # How long RQ keeps a failure, for people to see; the sweep leaves the event alone
     # meanwhile.
     failure_ttl: int
+    # RQ runs a failed job again this often before it is kept as failed (None: never).
+    retry: Retry | None = None
 
     def job_id(self, shop_id: uuid.UUID, event_id: str) -> str:
         # Providers' event ids are their own strings: a name-based UUID keeps to RQ's
@@ -75,6 +77,7 @@ class KeptEventJob:
             self.job_id(shop_id, event_id),
             failure_ttl=self.failure_ttl,
             replacing=replacing,
+            retry=self.retry,
         )
 
 

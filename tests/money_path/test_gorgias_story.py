@@ -2,7 +2,8 @@
 Gorgias sandbox's HTTP integration, the agents' macros, a worker process and the Stripe
 sandbox: the case is prepared as the customer writes and approved with one macro, the
 customer gets exactly one status reply, and an agent above their approval limit approves
-nothing. An owner who turns preparing on arrival off has cases drafted only by the macro."""
+nothing. A call whose read of the ticket fails is worked again by itself. An owner who turns
+preparing on arrival off has cases drafted only by the macro."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from app.helpdesk.jobs import HELPDESK
 from app.settings import Settings
 from app.shops.models import StaffMember
 from integrations.gorgias.sandbox import ApiUser, GorgiasSandbox, seed_demo_account
+from integrations.sandbox_kit import Fault
 
 API_USER, API_KEY = "support@linen-and-loom.example", "gorgias-story-api-key-0123456789"
 APPROVER_EMAIL = f"sam.approver@{SHOP_DOMAIN}"
@@ -202,6 +204,25 @@ def test_an_agent_above_their_limit_approves_nothing(
     assert any(n.startswith(f"{STRANGER} is not a member of staff") for n in refused)
     session.expire_all()
     assert session.scalars(select(Action)).all() == []
+
+
+def test_a_call_whose_ticket_read_failed_is_worked_again_by_itself(
+    gorgias: GorgiasSandbox, helpdesk: str, worker: WorkerProcess
+) -> None:
+    """Gorgias answers the call's read of the ticket with a 500 (a blip): the call was kept
+    and answered, its job fails, and RQ runs it again (``CALL_RETRY``, 5 s later), which
+    prepares the case as if nothing had happened. Nobody had to ask."""
+    gorgias.faults.arm(Fault("error_500_before_commit", method="GET", path="/api/tickets/*"))
+    ticket_id = _open(gorgias, helpdesk)  # one call: the ticket opened
+
+    wait_for(
+        lambda: any(n.startswith("Caseward drafted") for n in _notes(gorgias, ticket_id)),
+        what="the note of the case prepared on the call's second run",
+        timeout=60,
+    )
+    assert gorgias.armed_faults() == []  # the first run's read met the 500
+    prepared = [n for n in _notes(gorgias, ticket_id) if n.startswith("Caseward drafted")]
+    assert len(prepared) == 1
 
 
 def test_with_preparing_on_arrival_off_only_the_macro_drafts_the_case(
