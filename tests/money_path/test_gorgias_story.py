@@ -212,7 +212,9 @@ def test_a_call_whose_ticket_read_failed_is_worked_again_by_itself(
     """Gorgias answers the call's read of the ticket with a 500 (a blip): the call was kept
     and answered, its job fails, and RQ runs it again (``CALL_RETRY``, 5 s later), which
     prepares the case as if nothing had happened. Nobody had to ask."""
-    gorgias.faults.arm(Fault("error_500_before_commit", method="GET", path="/api/tickets/*"))
+    gorgias.faults.arm(
+        Fault("error_500_before_commit", method="GET", path="/api/tickets/*", account=helpdesk)
+    )
     ticket_id = _open(gorgias, helpdesk)  # one call: the ticket opened
 
     wait_for(
