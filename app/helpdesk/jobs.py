@@ -11,8 +11,9 @@ customer (:func:`deliver_replies`).
 Nothing is swallowed: a failure fails the job, which RQ runs again after 5 s, 30 s and two
 minutes (:data:`CALL_RETRY`) and then keeps a day among its failed jobs; the kept call
 stays, and what a run kept or claimed is not done again (a message kept, a command
-claimed), so a run that failed after keeping a message does not prepare its case. The job
-names its call by the shop and the call's key, what it was kept once by.
+claimed); a customer message a failed run kept is prepared when its call runs again, unless
+a note of ours on the ticket already prepares it. The job names its call by the shop and the
+call's key, what it was kept once by.
 """
 
 from __future__ import annotations
@@ -41,12 +42,14 @@ from app.execution.queueing import enqueue_executions_from_job
 from app.helpdesk.commands import approve_as_agent, draft_note, status_for_customer
 from app.helpdesk.connection import GORGIAS, GorgiasAccount, gorgias_account, gorgias_connection
 from app.helpdesk.delivery import mark_delivered, our_id, pending, shops_with_pending, ticket_of
+from app.helpdesk.events import CALL_TRIGGERS
 from app.helpdesk.gorgias_desk import gorgias_desks
 from app.helpdesk.tickets import (
     AgentCommand,
     Command,
     TicketFacts,
     commands_in,
+    from_customer,
     sync_ticket,
     take_command,
 )
@@ -114,6 +117,10 @@ def work_call(
         if event is None:
             return "no such call", []
         ticket_id = int(event.payload["ticket_id"])
+        # The customer message that set this call off, when one did.
+        own_message = (
+            event.payload.get("message_id") if event.payload["event"] in CALL_TRIGGERS else None
+        )
         connection = gorgias_connection(session, shop_id)
         if connection is None:
             return "the shop's Gorgias connection is gone", []
@@ -130,15 +137,18 @@ def work_call(
             if take_command(session, shop_id=shop_id, command=command, now=ctx.clock())
         ]
         conversation_id = conversation.id
+        answering = (
+            received[-1].id
+            if received
+            else _kept_unprepared(session, conversation_id, ticket, own_message)
+        )
     asked_to_prepare = any(command.command is Command.PREPARE_CASE for command in claimed)
-    if received and prepare_on_arrival and not asked_to_prepare:
+    if answering is not None and prepare_on_arrival and not asked_to_prepare:
         prepared = _prepare(ctx, shop_id, conversation_id)
         if prepared is not None:
-            # Named by the newest message it answers. A call that fails after the message
-            # was kept does not prepare it again: the macro does, when an agent asks.
-            desk.post_internal_note(
-                ticket_id, body_text=prepared, our_id=f"caseward-prepared-{received[-1].id}"
-            )
+            # Named by the newest message it answers: posted once, and looked for when
+            # the call runs again.
+            desk.post_internal_note(ticket_id, body_text=prepared, our_id=_prepared_id(answering))
     actions: list[uuid.UUID] = []
     for command in claimed:
         note, action = _act(ctx, shop_id, conversation_id, command)
@@ -220,6 +230,30 @@ def _act(
 
 
 _NO_CASE = "No case is linked to this ticket yet: the customer has not written."
+
+
+def _prepared_id(message_id: uuid.UUID) -> str:
+    """Our id of the note that prepares the case of the customer's message ``message_id``."""
+    return f"caseward-prepared-{message_id}"
+
+
+def _kept_unprepared(
+    session: Session, conversation_id: uuid.UUID, ticket: TicketFacts, own_message: int | None
+) -> uuid.UUID | None:
+    """The call's own customer message when an earlier run of the call kept it but failed
+    before its case was prepared (the drafter or Gorgias failing): still the ticket's newest
+    from the customer, kept, and with no note of ours preparing it on the ticket."""
+    from_them = [message for message in ticket.messages if from_customer(message)]
+    if own_message is None or not from_them or from_them[-1].id != own_message:
+        return None
+    kept = session.scalar(
+        select(Message.id).where(
+            Message.conversation_id == conversation_id,
+            Message.channel_message_id == str(own_message),
+        )
+    )
+    posted = {message.external_id for message in ticket.messages}
+    return kept if kept is not None and _prepared_id(kept) not in posted else None
 
 
 def _prepare(ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUID) -> str | None:

@@ -95,9 +95,7 @@ def sync_ticket(
             now=now,
         )
     received = []
-    for message in ticket.messages:
-        if message.from_agent or not message.public or not message.body_text.strip():
-            continue
+    for message in filter(from_customer, ticket.messages):
         kept = receive_message(
             session,
             conversation=conversation,
@@ -111,6 +109,12 @@ def sync_ticket(
         if kept is not None:
             received.append(kept[0])
     return conversation, received
+
+
+def from_customer(message: TicketMessage) -> bool:
+    """Whether ``message`` is one Caseward keeps as the customer's: public, not an agent's,
+    and not blank."""
+    return not message.from_agent and message.public and bool(message.body_text.strip())
 
 
 def commands_in(ticket: TicketFacts) -> list[AgentCommand]:

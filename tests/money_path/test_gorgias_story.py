@@ -2,8 +2,8 @@
 Gorgias sandbox's HTTP integration, the agents' macros, a worker process and the Stripe
 sandbox: the case is prepared as the customer writes and approved with one macro, the
 customer gets exactly one status reply, and an agent above their approval limit approves
-nothing. A call whose read of the ticket fails is worked again by itself. An owner who turns
-preparing on arrival off has cases drafted only by the macro."""
+nothing. A call whose work fails is run again by itself, and prepares a case its first run
+could not. An owner who turns preparing on arrival off has cases drafted only by the macro."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ from rq import Queue
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.actors import DRAFTER
 from app.audit import AuditEvent
 from app.background import sweep
+from app.cases.proposals import Proposal
 from app.clock import utcnow
 from app.conversations.models import Channel
 from app.conversations.service import add_reply, start_conversation
@@ -206,25 +208,59 @@ def test_an_agent_above_their_limit_approves_nothing(
     assert session.scalars(select(Action)).all() == []
 
 
+def _prepared_once_despite(gorgias: GorgiasSandbox, domain: str, fault: Fault) -> str:
+    """Open a ticket with ``fault`` armed for its account; returns the one note that
+    prepared its case, once the call has run again past the fault."""
+    gorgias.faults.arm(fault)
+    ticket_id = _open(gorgias, domain)  # one call: the ticket opened
+    wait_for(
+        lambda: any(n.startswith("Caseward drafted") for n in _notes(gorgias, ticket_id)),
+        what="the note of the case prepared when the call ran again",
+        timeout=60,
+    )
+    assert gorgias.armed_faults() == []  # the first run met the fault
+    prepared = [n for n in _notes(gorgias, ticket_id) if n.startswith("Caseward drafted")]
+    assert len(prepared) == 1
+    return prepared[0]
+
+
 def test_a_call_whose_ticket_read_failed_is_worked_again_by_itself(
     gorgias: GorgiasSandbox, helpdesk: str, worker: WorkerProcess
 ) -> None:
     """Gorgias answers the call's read of the ticket with a 500 (a blip): the call was kept
     and answered, its job fails, and RQ runs it again (``CALL_RETRY``, 5 s later), which
     prepares the case as if nothing had happened. Nobody had to ask."""
-    gorgias.faults.arm(
-        Fault("error_500_before_commit", method="GET", path="/api/tickets/*", account=helpdesk)
+    read_fails = Fault(
+        "error_500_before_commit", method="GET", path="/api/tickets/*", account=helpdesk
     )
-    ticket_id = _open(gorgias, helpdesk)  # one call: the ticket opened
 
-    wait_for(
-        lambda: any(n.startswith("Caseward drafted") for n in _notes(gorgias, ticket_id)),
-        what="the note of the case prepared on the call's second run",
-        timeout=60,
+    note = _prepared_once_despite(gorgias, helpdesk, read_fails)
+
+    assert "Proposal: refund of $48.00 (awaiting_approval" in note
+
+
+def test_a_case_whose_note_failed_is_prepared_when_the_call_runs_again(
+    gorgias: GorgiasSandbox, helpdesk: str, worker: WorkerProcess, session: Session
+) -> None:
+    """The call's first run keeps the customer's message and drafts its case, then Gorgias
+    refuses every send of the note: the run fails having kept the message. Run again, the
+    call finds its message kept and no note of ours preparing it, and posts one; the case
+    keeps the one proposal the first run drafted."""
+    note_fails = Fault(
+        "error_500_before_commit",
+        method="POST",
+        path="/api/tickets/*/messages",
+        account=helpdesk,
+        count=3,  # every send the Gorgias client makes of one note
     )
-    assert gorgias.armed_faults() == []  # the first run's read met the 500
-    prepared = [n for n in _notes(gorgias, ticket_id) if n.startswith("Caseward drafted")]
-    assert len(prepared) == 1
+
+    note = _prepared_once_despite(gorgias, helpdesk, note_fails)
+
+    assert "already waits for a person" in note
+    drafted = session.scalars(select(Proposal).where(Proposal.proposed_by == DRAFTER.ref)).all()
+    assert [(p.kind, p.amount, p.status) for p in drafted] == [
+        ("refund", 4800, "awaiting_approval")
+    ]
 
 
 def test_with_preparing_on_arrival_off_only_the_macro_drafts_the_case(
