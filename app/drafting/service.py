@@ -152,15 +152,7 @@ def brief_for(
     texts = own_texts(m.body for m in messages if m.author == Author.CUSTOMER)
     linking = link_order(texts, orders, chosen) if verified else None
     actions = _actions(session, case)
-    proposal_open = (
-        session.scalars(
-            select(Proposal.id).where(
-                Proposal.case_id == case.id,
-                Proposal.status.in_(ProposalStatus.IN_HAND),
-            )
-        ).first()
-        is not None
-    )
+    proposal_open = proposal_in_hand(session, case) is not None
     policy_lines = [
         f"A {kind.value} needs the customer verified at level {level.value} or above."
         for kind, level in sorted(policy.min_identity.items())
@@ -616,6 +608,21 @@ def _choices(policy: PolicyRules) -> list[Offer]:
     if policy.replacement_discount and ActionKind.DISCOUNT in enabled:
         kinds["replacement_discount"] = ActionKind.DISCOUNT
     return [Offer(offer_id, kind, CHOICE_LABELS[offer_id]) for offer_id, kind in kinds.items()]
+
+
+def proposal_in_hand(session: Session, case: Case) -> Proposal | None:
+    """The case's newest proposal waiting for a person or approved with its action under
+    way: the drafter proposes nothing beside it."""
+    return session.scalars(
+        select(Proposal)
+        .where(
+            Proposal.shop_id == case.shop_id,
+            Proposal.case_id == case.id,
+            Proposal.status.in_(ProposalStatus.IN_HAND),
+        )
+        .order_by(Proposal.created_at.desc())
+        .limit(1)
+    ).first()
 
 
 def reply_facts(session: Session, case: Case) -> tuple[list[ActionBrief], list[Money]]:

@@ -32,12 +32,12 @@ from app.settings import Settings
 from app.shops.models import Shop, StaffMember
 
 
-def draft_note(drafted: Drafted, *, approve_url: str) -> str:
-    """The internal note an agent reads after "prepare case"."""
+def draft_note(drafted: Drafted, *, approve_url: str, in_hand: Proposal | None = None) -> str:
+    """The internal note an agent reads after "prepare case". ``in_hand``: the case's
+    proposal already waiting (or approved), shown when the draft proposed nothing beside it."""
     lines = ["Caseward drafted this case.", f"Summary: {drafted.record.summary}"]
-    result = drafted.proposal
-    if result is not None:
-        proposal = result.proposal
+    proposal = drafted.proposal.proposal if drafted.proposal is not None else in_hand
+    if proposal is not None:
         verdict = Verdict.from_dict(proposal.verdict)
         failed = verdict.reasons
         checks = "every check passed" if not failed else "blocked: " + "; ".join(failed)

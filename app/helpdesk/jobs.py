@@ -36,7 +36,7 @@ from app.connections.adapters import AdapterFactory, worker_adapters
 from app.conversations.models import Conversation, Message
 from app.crypto import SecretBox, secret_box
 from app.drafting.drafters import Drafter, drafter_for
-from app.drafting.service import CaseAtHand, apply_fresh, brief_for
+from app.drafting.service import CaseAtHand, apply_fresh, brief_for, proposal_in_hand
 from app.execution.models import kept_event
 from app.execution.queueing import enqueue_executions_from_job
 from app.helpdesk.commands import approve_as_agent, draft_note, status_for_customer
@@ -277,6 +277,7 @@ def _prepare(ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUI
         return draft_note(
             drafted,
             approve_url=admin_case_url(ctx.settings.shopify_admin_origin, shop.domain, case.id),
+            in_hand=None if drafted.proposal else proposal_in_hand(session, case),
         )
 
 

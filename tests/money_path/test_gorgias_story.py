@@ -244,8 +244,8 @@ def test_a_case_whose_note_failed_is_prepared_when_the_call_runs_again(
 ) -> None:
     """The call's first run keeps the customer's message and drafts its case, then Gorgias
     refuses every send of the note: the run fails having kept the message. Run again, the
-    call finds its message kept and no note of ours preparing it, and posts one; the case
-    keeps the one proposal the first run drafted."""
+    call finds its message kept and no note of ours preparing it, and posts one showing the
+    one proposal the first run drafted."""
     note_fails = Fault(
         "error_500_before_commit",
         method="POST",
@@ -256,7 +256,10 @@ def test_a_case_whose_note_failed_is_prepared_when_the_call_runs_again(
 
     note = _prepared_once_despite(gorgias, helpdesk, note_fails)
 
+    # The drafter proposed nothing beside the first run's proposal; the note shows that one.
     assert "already waits for a person" in note
+    assert "Proposal: refund of $48.00 (awaiting_approval" in note
+    assert "Approve or reject it in Caseward: https://" in note
     drafted = session.scalars(select(Proposal).where(Proposal.proposed_by == DRAFTER.ref)).all()
     assert [(p.kind, p.amount, p.status) for p in drafted] == [
         ("refund", 4800, "awaiting_approval")
