@@ -155,8 +155,9 @@ def receive_message(
     (opened now if there is none). None when the channel delivered this message before.
     ``owes_draft``: the chat's drafting job is to answer it (:mod:`app.drafting.jobs`)."""
     body = str(text(body, "text", max_length=MAX_MESSAGE, multiline=True, required=True))
-    if channel_message_id is not None and _already_received(
-        session, conversation, channel_message_id
+    if (
+        channel_message_id is not None
+        and received_from_channel(session, conversation.id, channel_message_id) is not None
     ):
         return None
     message = Message(
@@ -324,18 +325,16 @@ def _after_the_last(session: Session, conversation: Conversation, now: datetime)
     return now if newest is None or newest < now else newest + timedelta(microseconds=1)
 
 
-def _already_received(
-    session: Session, conversation: Conversation, channel_message_id: str
-) -> bool:
-    return (
-        session.scalars(
-            select(Message.id).where(
-                Message.conversation_id == conversation.id,
-                Message.channel_message_id == channel_message_id,
-            )
-        ).first()
-        is not None
-    )
+def received_from_channel(
+    session: Session, conversation_id: uuid.UUID, channel_message_id: str
+) -> uuid.UUID | None:
+    """Our id of the message the channel delivered as ``channel_message_id``, if it has."""
+    return session.scalars(
+        select(Message.id).where(
+            Message.conversation_id == conversation_id,
+            Message.channel_message_id == channel_message_id,
+        )
+    ).first()
 
 
 def _open_case(

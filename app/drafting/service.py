@@ -44,7 +44,7 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, select
 from sqlalchemy.orm import Session
 
 from app import audit
@@ -152,7 +152,7 @@ def brief_for(
     texts = own_texts(m.body for m in messages if m.author == Author.CUSTOMER)
     linking = link_order(texts, orders, chosen) if verified else None
     actions = _actions(session, case)
-    proposal_open = proposal_in_hand(session, case) is not None
+    proposal_open = session.scalars(select(Proposal.id).where(_in_hand(case))).first() is not None
     policy_lines = [
         f"A {kind.value} needs the customer verified at level {level.value} or above."
         for kind, level in sorted(policy.min_identity.items())
@@ -610,18 +610,20 @@ def _choices(policy: PolicyRules) -> list[Offer]:
     return [Offer(offer_id, kind, CHOICE_LABELS[offer_id]) for offer_id, kind in kinds.items()]
 
 
+def _in_hand(case: Case) -> ColumnElement[bool]:
+    """The case's proposals waiting for a person or approved with their action under way:
+    the drafter proposes nothing beside one, and a reply may state their amounts."""
+    return and_(
+        Proposal.shop_id == case.shop_id,
+        Proposal.case_id == case.id,
+        Proposal.status.in_(ProposalStatus.IN_HAND),
+    )
+
+
 def proposal_in_hand(session: Session, case: Case) -> Proposal | None:
-    """The case's newest proposal waiting for a person or approved with its action under
-    way: the drafter proposes nothing beside it."""
+    """The case's newest proposal in hand (:func:`_in_hand`)."""
     return session.scalars(
-        select(Proposal)
-        .where(
-            Proposal.shop_id == case.shop_id,
-            Proposal.case_id == case.id,
-            Proposal.status.in_(ProposalStatus.IN_HAND),
-        )
-        .order_by(Proposal.created_at.desc())
-        .limit(1)
+        select(Proposal).where(_in_hand(case)).order_by(Proposal.created_at.desc()).limit(1)
     ).first()
 
 
@@ -631,11 +633,7 @@ def reply_facts(session: Session, case: Case) -> tuple[list[ActionBrief], list[M
     proposed = [
         Money(amount, currency)
         for amount, currency in session.execute(
-            select(Proposal.amount, Proposal.currency).where(
-                Proposal.shop_id == case.shop_id,
-                Proposal.case_id == case.id,
-                Proposal.status.in_(ProposalStatus.IN_HAND),
-            )
+            select(Proposal.amount, Proposal.currency).where(_in_hand(case))
         )
         if amount is not None and currency
     ]

@@ -47,7 +47,9 @@ def draft_note(drafted: Drafted, *, approve_url: str, in_hand: Proposal | None =
         lines.append(
             f"Proposal: {proposal.kind} of {_amount(proposal)} ({proposal.status}; {checks})."
         )
-        lines.append(f"Approve or reject it in Caseward: {approve_url}")
+        # An approved one (its action under way) is followed there, not decided.
+        todo = "Approve or reject it" if proposal.status in ProposalStatus.OPEN else "Follow it"
+        lines.append(f"{todo} in Caseward: {approve_url}")
     elif drafted.record.failure:
         lines.append(f"Nothing proposed: {drafted.record.failure}.")
     lines.append(

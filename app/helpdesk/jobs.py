@@ -34,6 +34,7 @@ from app.cases.models import Case
 from app.clock import utcnow
 from app.connections.adapters import AdapterFactory, worker_adapters
 from app.conversations.models import Conversation, Message
+from app.conversations.service import received_from_channel
 from app.crypto import SecretBox, secret_box
 from app.drafting.drafters import Drafter, drafter_for
 from app.drafting.service import CaseAtHand, apply_fresh, brief_for, proposal_in_hand
@@ -246,12 +247,7 @@ def _kept_unprepared(
     from_them = [message for message in ticket.messages if from_customer(message)]
     if own_message is None or not from_them or from_them[-1].id != own_message:
         return None
-    kept = session.scalar(
-        select(Message.id).where(
-            Message.conversation_id == conversation_id,
-            Message.channel_message_id == str(own_message),
-        )
-    )
+    kept = received_from_channel(session, conversation_id, str(own_message))
     posted = {message.external_id for message in ticket.messages}
     return kept if kept is not None and _prepared_id(kept) not in posted else None
 

@@ -87,3 +87,35 @@ def test_a_raised_signal_is_named_as_a_persons_decision_not_a_block() -> None:
         "(awaiting_approval; every check passed; a person must decide: "
         "The customer was refunded 3 times in 90 days.)." in note
     )
+
+
+def test_a_proposal_in_hand_is_shown_when_the_draft_proposed_nothing_beside_it() -> None:
+    """The drafter proposes nothing beside a proposal in hand: the note shows that one,
+    and one already approved is followed in Caseward, not decided."""
+    verdict = Verdict(
+        outcome=Outcome.NEEDS_APPROVAL,
+        checks=(CheckResult("captured", True, said("The payment was captured in full.")),),
+        approvals_required=1,
+        policy_version=1,
+        approval_said=said("One person approves."),
+    )
+    nothing_new = Drafted(
+        record=CaseDraftRecord(summary="A proposal for #1001 already waits for a person."),
+        proposal=None,
+        reply=None,
+        reply_text="Your request is with our team.",
+    )
+
+    def in_hand(status: str) -> Proposal:
+        return Proposal(
+            kind="refund", amount=4800, currency="usd", status=status, verdict=verdict.to_dict()
+        )
+
+    waiting = draft_note(nothing_new, approve_url=APPROVE_URL, in_hand=in_hand("awaiting_approval"))
+    approved = draft_note(nothing_new, approve_url=APPROVE_URL, in_hand=in_hand("approved"))
+
+    assert "Proposal: refund of $48.00 (awaiting_approval; every check passed)." in waiting
+    assert f"Approve or reject it in Caseward: {APPROVE_URL}" in waiting
+    assert "Proposal: refund of $48.00 (approved; every check passed)." in approved
+    assert f"Follow it in Caseward: {APPROVE_URL}" in approved
+    assert "Approve or reject" not in approved
