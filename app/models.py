@@ -6,7 +6,13 @@ from app.audit import AuditEvent, AuditHead
 from app.cases.models import Case, Customer, Order
 from app.cases.proposals import Approval, Proposal
 from app.connections.models import Connection
-from app.conversations.models import Conversation, Message, Participant, VerificationCode
+from app.conversations.models import (
+    Conversation,
+    HelpdeskCommand,
+    Message,
+    Participant,
+    VerificationCode,
+)
 from app.drafting.models import CaseDraftRecord
 from app.execution.models import Action, ActionAttempt, ProviderEvent, ShopBrakes, TargetLock
 from app.history_audit.models import HistoryFinding, HistoryRecord, HistoryScan
@@ -30,6 +36,7 @@ __all__ = [
     "Conversation",
     "Customer",
     "DataExport",
+    "HelpdeskCommand",
     "HistoryFinding",
     "HistoryRecord",
     "HistoryScan",

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     ForeignKey,
     Index,
     Integer,
@@ -172,3 +173,36 @@ class VerificationCode(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class HelpdeskCommand(Base):
+    """An agent's command in a helpdesk ticket (a macro's internal note, "caseward:
+    approve"), taken once by the note's id and done once.
+
+    The run of the kept call that first reads it claims it (``call_key``); it is done in the
+    transaction of its effect (the approval, the status kept for the customer, the case
+    drafted), with the note that tells the agents what came of it and the action it queued;
+    the note is cleared once posted to the ticket. A run of the same call that finds it
+    claimed and not done (the run before failed between the claim and the effect) acts on
+    it; one that finds its note not yet posted posts it. Another call's run leaves it be.
+    """
+
+    __tablename__ = "helpdesk_commands"
+
+    shop_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("shops.id"), primary_key=True)
+    # The helpdesk's id of the internal note carrying the command.
+    note_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    # The ticket's conversation; None for commands taken before it was kept.
+    conversation_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("conversations.id"), index=True
+    )
+    command: Mapped[str] = mapped_column(String(32))
+    agent_email: Mapped[str | None] = mapped_column(String(255))
+    # The kept call whose run claimed it; empty for commands taken before calls were named.
+    call_key: Mapped[str] = mapped_column(String(255))
+    claimed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    done_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # What the agents are told of it, kept from its effect until the ticket shows it.
+    note: Mapped[str | None] = mapped_column(Text)
+    action_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("actions.id"))
+    noted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

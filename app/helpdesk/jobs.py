@@ -10,10 +10,12 @@ the internal notes, queue an action a command approved, then post what waits for
 customer (:func:`deliver_replies`).
 Nothing is swallowed: a failure fails the job, which RQ runs again after 5 s, 30 s and two
 minutes (:data:`CALL_RETRY`) and then keeps a day among its failed jobs; the kept call
-stays, and what a run kept or claimed is not done again (a message kept, a command
-claimed); a customer message a failed run kept is prepared when its call runs again, unless
-a note of ours on the ticket already prepares it. The job names its call by the shop and the
-call's key, what it was kept once by.
+stays, and what a run kept or did is not done again (a message kept, a command done). A
+command the failed run claimed is done by the next run of its call, and one it did has its
+kept note posted and its action queued (once each: Gorgias holds one note of ours per id,
+RQ one job per action); a customer message a failed run kept is prepared when its call
+runs again, unless a note of ours on the ticket already prepares it. The job names its call
+by the shop and the call's key, what it was kept once by.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ from app.helpdesk.tickets import (
     AgentCommand,
     Command,
     TicketFacts,
+    command_done,
+    command_noted,
     commands_in,
     from_customer,
     sync_ticket,
@@ -132,18 +136,28 @@ def work_call(
         conversation, received = sync_ticket(
             session, shop_id=shop_id, ticket=ticket, actor=HELPDESK, now=ctx.clock()
         )
-        claimed = [
-            command
-            for command in commands_in(ticket)
-            if take_command(session, shop_id=shop_id, command=command, now=ctx.clock())
-        ]
         conversation_id = conversation.id
+        claimed = [
+            taken
+            for command in commands_in(ticket)
+            if (
+                taken := take_command(
+                    session,
+                    shop_id=shop_id,
+                    conversation_id=conversation_id,
+                    command=command,
+                    call_key=call_key,
+                    now=ctx.clock(),
+                )
+            )
+            is not None
+        ]
         answering = (
             received[-1].id
             if received
             else _kept_unprepared(session, conversation_id, ticket, own_message)
         )
-    asked_to_prepare = any(command.command is Command.PREPARE_CASE for command in claimed)
+    asked_to_prepare = any(taken.command.command is Command.PREPARE_CASE for taken in claimed)
     if answering is not None and prepare_on_arrival and not asked_to_prepare:
         prepared = _prepare(ctx, shop_id, conversation_id)
         if prepared is not None:
@@ -151,11 +165,18 @@ def work_call(
             # the call runs again.
             desk.post_internal_note(ticket_id, body_text=prepared, our_id=_prepared_id(answering))
     actions: list[uuid.UUID] = []
-    for command in claimed:
-        note, action = _act(ctx, shop_id, conversation_id, command)
+    for taken in claimed:
+        command = taken.command
+        note, action = (
+            (taken.done_note, taken.action_id)
+            if taken.done_note is not None
+            else _act(ctx, shop_id, conversation_id, command)
+        )
         desk.post_internal_note(
             ticket_id, body_text=note, our_id=f"caseward-note-{command.note_id}"
         )
+        with ctx.session_factory() as session, session.begin():
+            command_noted(session, shop_id=shop_id, command=command, now=ctx.clock())
         actions.extend([action] if action else [])
     delivered = deliver_replies(ctx, desk, shop_id, conversation_id, read=ticket)
     return (
@@ -209,25 +230,40 @@ def deliver_replies(
 def _act(
     ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUID, command: AgentCommand
 ) -> tuple[str, uuid.UUID | None]:
+    """Do ``command``; returns the agents' note and the action it queued, both kept with
+    the command, done in the transaction of its effect."""
     if command.command is Command.PREPARE_CASE:
-        return _prepare(ctx, shop_id, conversation_id) or _NO_CASE, None
+        prepared = _prepare(ctx, shop_id, conversation_id, done=command)
+        if prepared is not None:
+            return prepared, None
     with ctx.session_factory() as session, session.begin():
         shop, case = _shop_and_case(session, shop_id, conversation_id)
-        if case is None:
-            return _NO_CASE, None
-        if command.command is Command.SEND_STATUS:
-            return status_for_customer(
+        action_id = None
+        if case is None or command.command is Command.PREPARE_CASE:
+            note = _NO_CASE
+        elif command.command is Command.SEND_STATUS:
+            note = status_for_customer(
                 session, case=case, actor_name=command.agent_email or "agent", now=ctx.clock()
-            ), None
-        result, note = approve_as_agent(
+            )
+        else:
+            result, note = approve_as_agent(
+                session,
+                shop=shop,
+                case=case,
+                agent_email=command.agent_email,
+                settings=ctx.settings,
+                now=ctx.clock(),
+            )
+            action_id = result.action.id if result and result.action else None
+        command_done(
             session,
-            shop=shop,
-            case=case,
-            agent_email=command.agent_email,
-            settings=ctx.settings,
+            shop_id=shop_id,
+            command=command,
+            note=note,
+            action_id=action_id,
             now=ctx.clock(),
         )
-        return note, result.action.id if result and result.action else None
+        return note, action_id
 
 
 _NO_CASE = "No case is linked to this ticket yet: the customer has not written."
@@ -252,9 +288,15 @@ def _kept_unprepared(
     return kept if kept is not None and _prepared_id(kept) not in posted else None
 
 
-def _prepare(ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUID) -> str | None:
+def _prepare(
+    ctx: HelpdeskContext,
+    shop_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    done: AgentCommand | None = None,
+) -> str | None:
     """The case drafted (nothing said to the customer), as the agents' internal note; None
-    when the ticket has no case yet."""
+    when the ticket has no case yet. ``done``: the "prepare case" command it does, marked
+    done with the draft."""
     with ctx.session_factory() as session:
         shop, case = _shop_and_case(session, shop_id, conversation_id)
         conversation = session.get(Conversation, conversation_id)
@@ -270,11 +312,16 @@ def _prepare(ctx: HelpdeskContext, shop_id: uuid.UUID, conversation_id: uuid.UUI
         assert conversation is not None
         at = CaseAtHand(session, shop, case, conversation, ctx.adapters, ctx.settings, ctx.clock())
         drafted = apply_fresh(at, run, reply_to_customer=False)
-        return draft_note(
+        note = draft_note(
             drafted,
             approve_url=admin_case_url(ctx.settings.shopify_admin_origin, shop.domain, case.id),
             in_hand=None if drafted.proposal else proposal_in_hand(session, case),
         )
+        if done is not None:
+            command_done(
+                session, shop_id=shop_id, command=done, note=note, action_id=None, now=ctx.clock()
+            )
+        return note
 
 
 def _shop_and_case(

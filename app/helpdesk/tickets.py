@@ -8,9 +8,13 @@ The sequence of one kept integration call (run by :mod:`app.helpdesk.jobs`):
    (:func:`app.conversations.identity.establish_helpdesk_sender`: medium when it is one
    customer's email), and every public customer message not yet received, each once by
    its Gorgias id;
-3. the agents' commands, each once by the id of the internal note carrying it
-   (:func:`commands_in`): a Gorgias macro adds an internal note "caseward: prepare case",
-   "caseward: send status" or "caseward: approve", and the note's sender is the agent;
+3. the agents' commands, each taken once by the id of the internal note carrying it
+   (:func:`commands_in`, :func:`take_command`): a Gorgias macro adds an internal note
+   "caseward: prepare case", "caseward: send status" or "caseward: approve", and the
+   note's sender is the agent; each is done once, in the transaction of its effect
+   (:func:`command_done`), and its note to the agents is kept until the ticket shows it
+   (:func:`command_noted`), so a run of the call that failed in between is finished by the
+   next (:class:`app.conversations.models.HelpdeskCommand`);
 4. what Caseward says to the customer is kept as a conversation message and posted to
    the ticket by :mod:`app.helpdesk.delivery`.
 """
@@ -22,15 +26,16 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any, cast
 
+from sqlalchemy import CursorResult, update
 from sqlalchemy.orm import Session
 
 from app.actors import Actor
 from app.conversations.identity import establish_helpdesk_sender
-from app.conversations.models import Author, Channel, Conversation, Message
+from app.conversations.models import Author, Channel, Conversation, HelpdeskCommand, Message
 from app.conversations.service import find_conversation, receive_message, start_conversation
-from app.execution.models import keep_provider_event
-from app.helpdesk.connection import GORGIAS
+from app.db import insert_one_unless_present
 from app.helpdesk.sidebar import ticket_ref
 
 
@@ -128,18 +133,83 @@ def commands_in(ticket: TicketFacts) -> list[AgentCommand]:
     ]
 
 
+@dataclass(frozen=True)
+class TakenCommand:
+    """A command this run of its call works on: to act on, or done by an earlier run of
+    the call, with the note the ticket may not show yet (``done_note``) and the action it
+    queued."""
+
+    command: AgentCommand
+    done_note: str | None = None
+    action_id: uuid.UUID | None = None
+
+
 def take_command(
-    session: Session, *, shop_id: uuid.UUID, command: AgentCommand, now: datetime
-) -> bool:
-    """Claim ``command`` to act on it; False when it was acted on before."""
-    return keep_provider_event(
+    session: Session,
+    *,
+    shop_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    command: AgentCommand,
+    call_key: str,
+    now: datetime,
+) -> TakenCommand | None:
+    """Claim ``command`` for the run of the call ``call_key``; None when another call
+    claimed it, or when this call's earlier run did it and posted its note."""
+    claimed = insert_one_unless_present(
         session,
-        shop_id=shop_id,
-        provider=GORGIAS,
-        event_id=f"command:{command.note_id}",
-        event_type=f"command:{command.command.value}",
-        object_id=str(command.note_id),
-        payload={"command": command.command.value, "agent": command.agent_email},
-        created=now,
-        received_at=now,
+        HelpdeskCommand,
+        ("shop_id", "note_id"),
+        {
+            "shop_id": shop_id,
+            "note_id": command.note_id,
+            "conversation_id": conversation_id,
+            "command": command.command.value,
+            "agent_email": command.agent_email,
+            "call_key": call_key,
+            "claimed_at": now,
+        },
+    )
+    if claimed:
+        return TakenCommand(command)
+    kept = session.get(HelpdeskCommand, (shop_id, command.note_id))
+    if kept is None or kept.call_key != call_key or kept.noted_at is not None:
+        return None
+    return TakenCommand(command, kept.note, kept.action_id)
+
+
+def command_done(
+    session: Session,
+    *,
+    shop_id: uuid.UUID,
+    command: AgentCommand,
+    note: str,
+    action_id: uuid.UUID | None,
+    now: datetime,
+) -> None:
+    """Mark ``command`` done in the transaction of its effect, keeping the agents' note and
+    the action it queued. Done already, it raises, and the effect is rolled back with it."""
+    done = cast(
+        CursorResult[Any],
+        session.execute(
+            update(HelpdeskCommand)
+            .where(
+                HelpdeskCommand.shop_id == shop_id,
+                HelpdeskCommand.note_id == command.note_id,
+                HelpdeskCommand.done_at.is_(None),
+            )
+            .values(done_at=now, note=note, action_id=action_id)
+        ),
+    )
+    if done.rowcount != 1:
+        raise RuntimeError(f"helpdesk command {command.note_id} was done already")
+
+
+def command_noted(
+    session: Session, *, shop_id: uuid.UUID, command: AgentCommand, now: datetime
+) -> None:
+    """The ticket shows ``command``'s note: forget its words, which the ticket now holds."""
+    session.execute(
+        update(HelpdeskCommand)
+        .where(HelpdeskCommand.shop_id == shop_id, HelpdeskCommand.note_id == command.note_id)
+        .values(noted_at=now, note=None)
     )

@@ -16,6 +16,9 @@ Where a customer's personal data lives in Caseward, and what erasure does to it:
   composed sentence is cleared; the author, the channel's message id (so a helpdesk
   redelivering an old message still finds it kept), the action and status a message
   reported, and the times stay.
+- ``helpdesk_commands`` of those conversations: a note to the agents not yet posted to
+  the ticket (it may repeat the case's words) becomes :data:`ERASED`; the command, the
+  agent's email, the action and the times stay.
 - ``verification_codes`` hold only an HMAC of a random code, the order's id and times:
   kept.
 - ``cases``: the customer's, and every case their conversations fed (one opened before
@@ -27,7 +30,7 @@ Where a customer's personal data lives in Caseward, and what erasure does to it:
   own failure reasons stay.
 - ``provider_events``: raw webhook payloads that name the customer become
   ``{"erased": true}``. Gorgias calls hold only ticket and message ids (their job reads
-  the ticket id) and agents' commands the agent's email: neither names the customer.
+  the ticket id): they name no customer.
 - ``data_exports``: earlier exports of their data are deleted.
 - ``proposals`` of those cases: the free-text reasons (a person's or the drafter's for
   proposing, a person's for rejecting, which may repeat the customer's words) become
@@ -86,7 +89,7 @@ from app import audit
 from app.actors import Actor
 from app.cases.models import Case, Customer, Order
 from app.cases.proposals import Proposal
-from app.conversations.models import Conversation, Message, Participant
+from app.conversations.models import Conversation, HelpdeskCommand, Message, Participant
 from app.crypto import SecretBox
 from app.drafting.models import CaseDraftRecord
 from app.execution.models import Action, ProviderEvent
@@ -230,6 +233,14 @@ def _blank(
         .where(Message.conversation_id.in_(conversation_ids))
         # Owed no draft either: nothing is left to answer.
         .values(body=ERASED, sentence=null(), draft_owed_since=None)
+    )
+    session.execute(
+        update(HelpdeskCommand)
+        .where(
+            HelpdeskCommand.conversation_id.in_(conversation_ids),
+            HelpdeskCommand.note.is_not(None),
+        )
+        .values(note=ERASED)
     )
     session.execute(
         update(Case)

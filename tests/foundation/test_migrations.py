@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
+from datetime import UTC, datetime
+
 from alembic.autogenerate import compare_metadata
-from sqlalchemy import inspect
+from sqlalchemy import TextClause, Uuid, bindparam, inspect, text
 
 from app.db import Base, make_engine
 from app.migrations import downgrade, upgrade
@@ -63,3 +66,71 @@ def test_no_index_is_the_start_of_another(migrated_database_url: str) -> None:
     finally:
         engine.dispose()
     assert served == []
+
+
+def test_commands_taken_before_their_table_move_into_it_as_done(
+    database_url: str, migrated_database_url: str
+) -> None:
+    """A Gorgias command claimed as a kept provider event before ``helpdesk_commands``
+    existed moves there done and noted (what came of it then stands, never acted on again),
+    and moves back on a downgrade."""
+    engine = make_engine(database_url)
+    shop_id = uuid.uuid4()
+    kept = "SELECT event_id, type, payload->>'agent' FROM provider_events WHERE shop_id = :shop"
+    try:
+        downgrade(database_url, "0032_helpdesk_prepare_on_arrival")
+        with engine.begin() as connection:
+            connection.execute(
+                _by_shop(
+                    "INSERT INTO shops (id, domain, name, writes_enabled, kill_switch, created_at) "
+                    "VALUES (:shop, 'moved.myshopify.com', 'Moved', false, false, :at)"
+                ),
+                {"shop": shop_id, "at": datetime.now(UTC)},
+            )
+            connection.execute(
+                _by_shop(
+                    "INSERT INTO provider_events (shop_id, provider, event_id, type, object_id,"
+                    " created, payload, received_at) VALUES (:shop, 'gorgias', 'command:77',"
+                    " 'command:approve', '77', :at, :payload, :at)"
+                ),
+                {
+                    "shop": shop_id,
+                    "at": datetime.now(UTC),
+                    "payload": '{"command": "approve", "agent": "sam@x.example"}',
+                },
+            )
+
+        upgrade(database_url)
+        with engine.connect() as connection:
+            moved = connection.execute(
+                _by_shop(
+                    "SELECT note_id, command, agent_email, done_at IS NOT NULL,"
+                    " noted_at IS NOT NULL FROM helpdesk_commands WHERE shop_id = :shop"
+                ),
+                {"shop": shop_id},
+            ).all()
+            assert moved == [(77, "approve", "sam@x.example", True, True)]
+            assert connection.execute(_by_shop(kept), {"shop": shop_id}).all() == []
+
+        downgrade(database_url, "0032_helpdesk_prepare_on_arrival")
+        with engine.connect() as connection:
+            assert connection.execute(_by_shop(kept), {"shop": shop_id}).all() == [
+                ("command:77", "command:approve", "sam@x.example")
+            ]
+    finally:
+        upgrade(database_url)
+        with engine.begin() as connection:
+            for table, column in (
+                ("helpdesk_commands", "shop_id"),
+                ("provider_events", "shop_id"),
+                ("shops", "id"),
+            ):
+                connection.execute(
+                    _by_shop(f"DELETE FROM {table} WHERE {column} = :shop"), {"shop": shop_id}
+                )
+        engine.dispose()
+
+
+def _by_shop(statement: str) -> TextClause:
+    """``statement`` with its ``:shop`` typed as a UUID, as SQLite stores one."""
+    return text(statement).bindparams(bindparam("shop", type_=Uuid()))

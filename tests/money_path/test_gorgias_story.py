@@ -266,6 +266,57 @@ def test_a_case_whose_note_failed_is_prepared_when_the_call_runs_again(
     ]
 
 
+def test_an_approval_whose_note_failed_is_told_to_the_agents_when_the_call_runs_again(
+    gorgias: GorgiasSandbox,
+    helpdesk: str,
+    account: Account,
+    linen: LinenShop,
+    session: Session,
+    worker: WorkerProcess,
+) -> None:
+    """The macro's run approves, then Gorgias refuses every send of the note saying so: the
+    run fails with the command done. Run again, the call posts the note it kept, once, and
+    queues the action; nothing is approved twice."""
+    ticket_id = _open(gorgias, helpdesk)
+    wait_for(
+        lambda: any(n.startswith("Caseward drafted") for n in _notes(gorgias, ticket_id)),
+        what="the note of the case prepared as the ticket opened",
+        timeout=60,
+    )
+    gorgias.faults.arm(
+        Fault(
+            "error_500_before_commit",
+            method="POST",
+            path="/api/tickets/*/messages",
+            account=helpdesk,
+            count=3,  # every send the Gorgias client makes of one note
+        )
+    )
+
+    gorgias.agent_writes(ticket_id, "caseward: approve", internal=True, user_email=APPROVER_EMAIL)
+
+    told = wait_for(
+        lambda: [n for n in _notes(gorgias, ticket_id) if n.startswith("Approved by")] or None,
+        what="the note of the approval, when the call ran again",
+        timeout=60,
+    )
+    assert gorgias.armed_faults() == []  # the first run met the fault
+    assert told == ["Approved by sam.approver: the action is queued and will be sent once."]
+    refunds = wait_for(
+        lambda: [
+            r
+            for r in account.stripe.v1.refunds.list(
+                params={"payment_intent": linen.payment_intent_id}
+            ).data
+            if r.status == "succeeded"
+        ],
+        what="the approved refund to succeed at Stripe",
+        timeout=60,
+    )
+    assert [r.amount for r in refunds] == [4800]
+    assert len(session.scalars(select(Action)).all()) == 1
+
+
 def test_with_preparing_on_arrival_off_only_the_macro_drafts_the_case(
     gorgias: GorgiasSandbox,
     helpdesk: str,

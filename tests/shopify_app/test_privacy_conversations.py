@@ -36,7 +36,14 @@ from app.cases.models import Case, Customer, Order
 from app.cases.proposals import Proposal, ProposalStatus
 from app.clock import utcnow
 from app.connections.adapters import connection_adapters
-from app.conversations.models import Author, Channel, Conversation, Message, Participant
+from app.conversations.models import (
+    Author,
+    Channel,
+    Conversation,
+    HelpdeskCommand,
+    Message,
+    Participant,
+)
 from app.conversations.updates import tell_customer
 from app.crypto import secret_box
 from app.db import Base, Database
@@ -383,6 +390,22 @@ def test_her_erasure_leaves_none_of_her_words_keeps_the_refund_and_the_chain(
         "case_drafts.summary",
     }
     assert "case_drafts.reply" in _holding(session, AGENT_REPLY)
+    # An agent's "prepare case" on her ticket whose note Gorgias refused: kept until the
+    # ticket shows it, in her words.
+    session.add(
+        HelpdeskCommand(
+            shop_id=story.shop.id,
+            note_id=5,
+            conversation_id=story.ticket,
+            command="prepare case",
+            call_key="call",
+            claimed_at=utcnow(),
+            done_at=utcnow(),
+            note=f"Caseward drafted this case. Summary: {TICKET_WORDS}",
+        )
+    )
+    session.commit()
+    assert "helpdesk_commands.note" in _holding(session, TICKET_PHRASE)
 
     assert _redact_maya(app, client, settings, story.shop) == "erased 1 customers"
 
