@@ -13,6 +13,7 @@ import argparse
 from rq import Queue
 
 from app.areas import SWEEPS
+from app.drafting.drafters import drafter_for
 from app.execution import jobs as execution_jobs
 from app.jobs.connection import connect_redis
 from app.jobs.context import WorkerContext, worker_context
@@ -26,8 +27,9 @@ class CasewardWorker(Worker):
     """The platform's worker with every area loaded (importing this module loads them)."""
 
     def warm_up(self) -> None:
-        # The pool, the audit keys and the money executor's adapters.
-        execution_jobs.context()
+        # The pool, the audit keys and the money executor's adapters; Claude's SDK and
+        # client when this installation drafts with Claude.
+        drafter_for(execution_jobs.context().settings)
 
 
 def sweep(ctx: WorkerContext, queue: Queue) -> SweepReport:

@@ -25,6 +25,6 @@ access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
 def post_worker_init(_worker: Any) -> None:
     """Once a web process has loaded the app, what it holds so far (modules, the app and
     its routes, the pools) is moved out of the garbage collector's sight: it lives as
-    long as the process, and a full collection walking it (some 350,000 objects, about
-    0.2 s here) holds up every request the process is serving until it ends."""
+    long as the process, and a full collection walking it (some 225,000 objects, over
+    a tenth of a second here) holds up every request the process is serving until it ends."""
     gc.freeze()

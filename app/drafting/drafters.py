@@ -46,6 +46,7 @@ from integrations.anthropic.messages import (
     ToolSpec,
     Usage,
     ask_with_tool,
+    client,
 )
 
 MAX_TOKENS = 1500
@@ -91,6 +92,11 @@ class ClaudeDrafter:
     # This deployment's canary, planted in the instructions (prompt.py::canary_for).
     canary: str = ""
     name: str = "claude"
+
+    def __post_init__(self) -> None:
+        # The SDK and its client as the drafter is made (a worker makes it as it starts),
+        # not in the first case's time.
+        client(self.api_key, self.base_url or None, float(self.timeout_seconds), self.max_retries)
 
     def run(self, brief: CaseBrief) -> DraftRun:
         try:

@@ -7,13 +7,13 @@ comes back as the model gave it, even when it breaks the tool's schema, because
 validating it is the caller's job.
 
 The sequence of :func:`ask_with_tool`: take the client for (key, base URL, timeout,
-retries) from a small cache, so connections are reused; send the system blocks (those
-marked cached with ``cache_control: {"type": "ephemeral"}``), the messages, the one tool
-and the forced choice; the SDK retries 408, 409, 429, 5xx (529 included), timeouts and
-dropped connections up to ``max_retries`` times, waiting as ``retry-after`` says; read
-the forced tool's input (``None`` when the model did not call it: it answered in words,
-or refused, which is a stop reason and not an error), the text, the stop reason, the
-usage and the request id. What still fails becomes :class:`ModelUnavailable` with one
+retries) from a small cache (:func:`client`), so connections are reused; send the system
+blocks (those marked cached with ``cache_control: {"type": "ephemeral"}``), the messages,
+the one tool and the forced choice; the SDK retries 408, 409, 429, 5xx (529 included),
+timeouts and dropped connections up to ``max_retries`` times, waiting as ``retry-after``
+says; read the forced tool's input (``None`` when the model did not call it: it answered
+in words, or refused, which is a stop reason and not an error), the text, the stop reason,
+the usage and the request id. What still fails becomes :class:`ModelUnavailable` with one
 reason.
 
 Neither the API key nor the prompt reaches a log line or an exception's text here.
@@ -25,16 +25,12 @@ import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-import anthropic
-from anthropic.types import (
-    CacheControlEphemeralParam,
-    MessageParam,
-    TextBlockParam,
-    ToolChoiceToolParam,
-    ToolParam,
-)
+if TYPE_CHECKING:
+    # The SDK itself is imported where a request is made (see client()).
+    import anthropic
+    from anthropic.types import MessageParam, TextBlockParam
 
 _log = logging.getLogger(__name__)
 
@@ -140,19 +136,23 @@ def ask_with_tool(
 ) -> ToolAnswer:
     """Ask ``model`` to call ``tool`` on ``messages`` under ``system``; ``base_url`` of
     ``None`` is Anthropic's own. Raises :class:`ModelUnavailable`."""
-    client = _client(api_key, base_url, float(timeout_s), max_retries)
+    import anthropic  # noqa: PLC0415  (loaded by client() below; see there)
+
+    sdk = client(api_key, base_url, float(timeout_s), max_retries)
     try:
-        message = client.messages.create(
+        message = sdk.messages.create(
             model=model,
             max_tokens=max_tokens,
             system=[_system_block(block) for block in system],
-            messages=cast(list[MessageParam], messages),
+            messages=cast("list[MessageParam]", messages),
             tools=[
-                ToolParam(
-                    name=tool.name, description=tool.description, input_schema=tool.input_schema
-                )
+                {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                }
             ],
-            tool_choice=ToolChoiceToolParam(type="tool", name=tool.name),
+            tool_choice={"type": "tool", "name": tool.name},
         )
     except anthropic.APIError as exc:
         unavailable = _unavailable(exc)
@@ -162,20 +162,25 @@ def ask_with_tool(
 
 
 @functools.lru_cache(maxsize=_CLIENTS_KEPT)
-def _client(
+def client(
     api_key: str, base_url: str | None, timeout_s: float, max_retries: int
 ) -> anthropic.Anthropic:
+    """The SDK's client for these settings, kept. The SDK is imported here, not with this
+    module: loading its types takes seconds of a process's start (more than the rest of
+    Caseward), which a process that never asks Claude (no key set) need not pay. One that
+    will builds its client as it starts (``app.drafting.drafters.ClaudeDrafter``)."""
+    import anthropic  # noqa: PLC0415
+
     return anthropic.Anthropic(
         api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=max_retries
     )
 
 
 def _system_block(block: SystemBlock) -> TextBlockParam:
+    text: TextBlockParam = {"type": "text", "text": block.text}
     if block.cached:
-        return TextBlockParam(
-            type="text", text=block.text, cache_control=CacheControlEphemeralParam(type="ephemeral")
-        )
-    return TextBlockParam(type="text", text=block.text)
+        text["cache_control"] = {"type": "ephemeral"}
+    return text
 
 
 def _answer(message: anthropic.types.Message, tool_name: str) -> ToolAnswer:
@@ -205,6 +210,8 @@ def _answer(message: anthropic.types.Message, tool_name: str) -> ToolAnswer:
 def _unavailable(exc: anthropic.APIError) -> ModelUnavailable:
     """The one reason an SDK error stands for; the API's own message is left out (it may
     quote the request)."""
+    import anthropic  # noqa: PLC0415  (loaded by then: see client())
+
     # A timeout is a kind of connection error to the SDK, so it is asked about first.
     if isinstance(exc, anthropic.APITimeoutError):
         return ModelUnavailable("timeout")

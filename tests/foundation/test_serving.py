@@ -21,7 +21,7 @@ from app.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Far fewer objects than either process loads (the web app about 350,000, the worker about
+# Far fewer objects than either process loads (the web app about 225,000, the worker about
 # 145,000), far more than an interpreter holds before (about 8,000; 18,000 with gunicorn).
 LOADED = 60_000
 
