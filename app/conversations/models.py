@@ -181,10 +181,10 @@ class HelpdeskCommand(Base):
 
     The run of the kept call that first reads it claims it (``call_key``); it is done in the
     transaction of its effect (the approval, the status kept for the customer, the case
-    drafted), with the note that tells the agents what came of it and the action it queued;
-    the note is cleared once posted to the ticket. A run of the same call that finds it
-    claimed and not done (the run before failed between the claim and the effect) acts on
-    it; one that finds its note not yet posted posts it. Another call's run leaves it be.
+    drafted), with the note that tells the agents what came of it and the action it queued.
+    A run of the same call that finds it claimed and not done (the run before failed
+    between the claim and the effect) acts on it; one that finds it done posts its note
+    again, which the helpdesk holds once (our id on it). Another call's run leaves it be.
     """
 
     __tablename__ = "helpdesk_commands"
@@ -202,7 +202,7 @@ class HelpdeskCommand(Base):
     call_key: Mapped[str] = mapped_column(String(255))
     claimed_at: Mapped[datetime] = mapped_column(UTCDateTime())
     done_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    # What the agents are told of it, kept from its effect until the ticket shows it.
+    # What the agents were told of it; None until done, and for commands done before notes
+    # were kept.
     note: Mapped[str | None] = mapped_column(Text)
     action_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("actions.id"))
-    noted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

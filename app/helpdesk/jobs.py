@@ -52,7 +52,6 @@ from app.helpdesk.tickets import (
     Command,
     TicketFacts,
     command_done,
-    command_noted,
     commands_in,
     from_customer,
     sync_ticket,
@@ -175,8 +174,6 @@ def work_call(
         desk.post_internal_note(
             ticket_id, body_text=note, our_id=f"caseward-note-{command.note_id}"
         )
-        with ctx.session_factory() as session, session.begin():
-            command_noted(session, shop_id=shop_id, command=command, now=ctx.clock())
         actions.extend([action] if action else [])
     delivered = deliver_replies(ctx, desk, shop_id, conversation_id, read=ticket)
     return (

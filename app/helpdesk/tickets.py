@@ -11,10 +11,10 @@ The sequence of one kept integration call (run by :mod:`app.helpdesk.jobs`):
 3. the agents' commands, each taken once by the id of the internal note carrying it
    (:func:`commands_in`, :func:`take_command`): a Gorgias macro adds an internal note
    "caseward: prepare case", "caseward: send status" or "caseward: approve", and the
-   note's sender is the agent; each is done once, in the transaction of its effect
-   (:func:`command_done`), and its note to the agents is kept until the ticket shows it
-   (:func:`command_noted`), so a run of the call that failed in between is finished by the
-   next (:class:`app.conversations.models.HelpdeskCommand`);
+   note's sender is the agent; each is done once, in the transaction of its effect, with
+   its note to the agents (:func:`command_done`), so a run of the call that failed before
+   the effect or before the note was posted is finished by the next
+   (:class:`app.conversations.models.HelpdeskCommand`);
 4. what Caseward says to the customer is kept as a conversation message and posted to
    the ticket by :mod:`app.helpdesk.delivery`.
 """
@@ -136,8 +136,8 @@ def commands_in(ticket: TicketFacts) -> list[AgentCommand]:
 @dataclass(frozen=True)
 class TakenCommand:
     """A command this run of its call works on: to act on, or done by an earlier run of
-    the call, with the note the ticket may not show yet (``done_note``) and the action it
-    queued."""
+    the call, with its note (``done_note``, which the ticket may not show yet) and the
+    action it queued."""
 
     command: AgentCommand
     done_note: str | None = None
@@ -154,7 +154,7 @@ def take_command(
     now: datetime,
 ) -> TakenCommand | None:
     """Claim ``command`` for the run of the call ``call_key``; None when another call
-    claimed it, or when this call's earlier run did it and posted its note."""
+    claimed it."""
     claimed = insert_one_unless_present(
         session,
         HelpdeskCommand,
@@ -172,7 +172,7 @@ def take_command(
     if claimed:
         return TakenCommand(command)
     kept = session.get(HelpdeskCommand, (shop_id, command.note_id))
-    if kept is None or kept.call_key != call_key or kept.noted_at is not None:
+    if kept is None or kept.call_key != call_key:
         return None
     return TakenCommand(command, kept.note, kept.action_id)
 
@@ -202,14 +202,3 @@ def command_done(
     )
     if done.rowcount != 1:
         raise RuntimeError(f"helpdesk command {command.note_id} was done already")
-
-
-def command_noted(
-    session: Session, *, shop_id: uuid.UUID, command: AgentCommand, now: datetime
-) -> None:
-    """The ticket shows ``command``'s note: forget its words, which the ticket now holds."""
-    session.execute(
-        update(HelpdeskCommand)
-        .where(HelpdeskCommand.shop_id == shop_id, HelpdeskCommand.note_id == command.note_id)
-        .values(noted_at=now, note=None)
-    )

@@ -16,9 +16,9 @@ Where a customer's personal data lives in Caseward, and what erasure does to it:
   composed sentence is cleared; the author, the channel's message id (so a helpdesk
   redelivering an old message still finds it kept), the action and status a message
   reported, and the times stay.
-- ``helpdesk_commands`` of those conversations: a note to the agents not yet posted to
-  the ticket (it may repeat the case's words) becomes :data:`ERASED`; the command, the
-  agent's email, the action and the times stay.
+- ``helpdesk_commands`` of those conversations: the note to the agents (a drafted case's
+  may repeat the customer's words) becomes :data:`ERASED`; the command, the agent's email,
+  the action and the times stay.
 - ``verification_codes`` hold only an HMAC of a random code, the order's id and times:
   kept.
 - ``cases``: the customer's, and every case their conversations fed (one opened before

@@ -1,4 +1,4 @@
-"""helpdesk commands done once, their notes posted until the ticket shows them
+"""helpdesk commands done once, with their notes
 
 Revision ID: 0033_helpdesk_commands_done_once
 Revises: 0032_helpdesk_prepare_on_arrival
@@ -8,9 +8,8 @@ An agent's command in a Gorgias ticket (a macro's internal note) was claimed as 
 provider event: a run of its call that failed after the claim left it claimed and never
 acted on, and a run that acted but could not post its note left the agents unanswered.
 Commands now have a table of their own: the call that claimed them, when they were done
-(in the transaction of their effect), the note kept for the agents until it is posted, and
-the action they queued. Commands claimed before move here as done and noted: whatever came
-of them then stands.
+(in the transaction of their effect), the note for the agents, and the action they queued.
+Commands claimed before move here as done: whatever came of them then stands.
 """
 
 from collections.abc import Sequence
@@ -25,7 +24,6 @@ depends_on: str | Sequence[str] | None = None
 
 _EVENTS = sa.table(
     "provider_events",
-    sa.column("id", sa.Integer()),
     sa.column("shop_id", sa.Uuid()),
     sa.column("provider", sa.String()),
     sa.column("event_id", sa.String()),
@@ -51,7 +49,6 @@ def upgrade() -> None:
         sa.Column("done_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("note", sa.Text(), nullable=True),
         sa.Column("action_id", sa.Uuid(), sa.ForeignKey("actions.id"), nullable=True),
-        sa.Column("noted_at", sa.DateTime(timezone=True), nullable=True),
     )
     op.create_index(
         "ix_helpdesk_commands_conversation_id", "helpdesk_commands", ["conversation_id"]
@@ -74,7 +71,6 @@ def upgrade() -> None:
                     "call_key": "",
                     "claimed_at": received_at,
                     "done_at": received_at,
-                    "noted_at": received_at,
                 }
                 for shop_id, note_id, payload, received_at in taken
             ],

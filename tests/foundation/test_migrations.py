@@ -72,7 +72,7 @@ def test_commands_taken_before_their_table_move_into_it_as_done(
     database_url: str, migrated_database_url: str
 ) -> None:
     """A Gorgias command claimed as a kept provider event before ``helpdesk_commands``
-    existed moves there done and noted (what came of it then stands, never acted on again),
+    existed moves there done (what came of it then stands, never acted on again),
     and moves back on a downgrade."""
     engine = make_engine(database_url)
     shop_id = uuid.uuid4()
@@ -104,12 +104,12 @@ def test_commands_taken_before_their_table_move_into_it_as_done(
         with engine.connect() as connection:
             moved = connection.execute(
                 _by_shop(
-                    "SELECT note_id, command, agent_email, done_at IS NOT NULL,"
-                    " noted_at IS NOT NULL FROM helpdesk_commands WHERE shop_id = :shop"
+                    "SELECT note_id, command, agent_email, done_at IS NOT NULL"
+                    " FROM helpdesk_commands WHERE shop_id = :shop"
                 ),
                 {"shop": shop_id},
             ).all()
-            assert moved == [(77, "approve", "sam@x.example", True, True)]
+            assert moved == [(77, "approve", "sam@x.example", True)]
             assert connection.execute(_by_shop(kept), {"shop": shop_id}).all() == []
 
         downgrade(database_url, "0032_helpdesk_prepare_on_arrival")

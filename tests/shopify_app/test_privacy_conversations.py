@@ -390,8 +390,7 @@ def test_her_erasure_leaves_none_of_her_words_keeps_the_refund_and_the_chain(
         "case_drafts.summary",
     }
     assert "case_drafts.reply" in _holding(session, AGENT_REPLY)
-    # An agent's "prepare case" on her ticket whose note Gorgias refused: kept until the
-    # ticket shows it, in her words.
+    # An agent's "prepare case" on her ticket: its note, kept with the command, in her words.
     session.add(
         HelpdeskCommand(
             shop_id=story.shop.id,
