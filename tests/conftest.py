@@ -41,6 +41,7 @@ from stripe_spec import (
     conformance_summary,
     strict_tests,
 )
+from threaded_server import serving
 from werkzeug.serving import make_server
 
 from app import create_app
@@ -253,12 +254,9 @@ def web_url(app: Flask) -> Iterator[str]:
     """The app served over HTTP, so the sandbox can deliver signed webhooks to it."""
     handling = _Handling(app)
     server = make_server("127.0.0.1", 0, handling, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    handling.close_and_wait(timeout=30.0)
-    server.shutdown()
-    server.server_close()
+    with serving(server):
+        yield f"http://127.0.0.1:{server.server_port}"
+        handling.close_and_wait(timeout=30.0)
 
 
 @pytest.fixture

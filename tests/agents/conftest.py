@@ -5,7 +5,6 @@ each test's shops have domains of their own, so nothing of one test is another's
 from __future__ import annotations
 
 import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from mcp_support import RATE_LIMIT
 from own_database import own_database
 from sandbox_settings import with_sandbox
 from sqlalchemy.orm import Session
+from threaded_server import serving
 from werkzeug.serving import make_server
 
 from app import create_app
@@ -70,11 +70,8 @@ def module_settings(
 def served(module_settings: Settings) -> Iterator[Served]:
     application = create_app(module_settings)
     server = make_server("127.0.0.1", 0, application, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield Served(application, f"http://127.0.0.1:{server.server_port}{MCP_PATH}")
-    server.shutdown()
-    server.server_close()
+    with serving(server):
+        yield Served(application, f"http://127.0.0.1:{server.server_port}{MCP_PATH}")
     Database.state(application).engine.dispose()
 
 

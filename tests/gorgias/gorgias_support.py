@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from threaded_server import serving
+
 from integrations.gorgias import AccountBudgets, GorgiasClient
 from integrations.gorgias.sandbox import DemoAccount, GorgiasSandbox
 
@@ -120,11 +122,5 @@ def receiver() -> Iterator[Receiver]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     holder["r"] = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}/gorgias")
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.daemon = True
-    thread.start()
-    try:
+    with serving(server):
         yield holder["r"]
-    finally:
-        server.shutdown()
-        server.server_close()

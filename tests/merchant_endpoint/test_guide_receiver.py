@@ -6,7 +6,6 @@ email, and keeps working for a merchant still on the old secret during a rotatio
 from __future__ import annotations
 
 import re
-import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from threaded_server import serving
 from werkzeug.serving import make_server
 
 from integrations.merchant_endpoint.adapter import MerchantEndpointAdapter, merchant_http_client
@@ -96,11 +96,8 @@ def merchant(monkeypatch: pytest.MonkeyPatch) -> Iterator[Merchant]:
         refund_or_credit=refund_or_credit,
     )
     server = make_server("127.0.0.1", 0, namespace["app"], threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield Merchant(f"http://127.0.0.1:{server.server_port}/caseward", secret, payments)
-    server.shutdown()
-    server.server_close()
+    with serving(server):
+        yield Merchant(f"http://127.0.0.1:{server.server_port}/caseward", secret, payments)
 
 
 def _refund(amount: int = 4800, key: str | None = None) -> ActionRequest:

@@ -23,6 +23,7 @@ from typing import Any
 
 import jwt
 from shopify_support import signed_proxy_query
+from threaded_server import serve_in_thread
 
 CLIENT_ID = "caseward-test-client-id"
 SECRET = "shpss_test_app_secret_0123456789abcdef"
@@ -151,20 +152,18 @@ class ScriptedServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_port}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self._thread: threading.Thread | None = None
 
     def queue(self, *answers: Answer) -> None:
         self.answers.extend(answers)
 
     def start(self) -> ScriptedServer:
-        self._thread.start()
+        self._thread = serve_in_thread(self._server, "scripted-shopify")
         return self
 
     def stop(self) -> None:
         self._stopping.set()
-        if self._thread.is_alive():
+        if self._thread is not None and self._thread.is_alive():
             self._server.shutdown()
         self._server.server_close()
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import jwt
 from shopify_app.exchange.token_exchange import token_exchange
+from threaded_server import serving
 
 if TYPE_CHECKING:
     from integrations.shopify.sandbox import SandboxShop, ShopifySandbox
@@ -167,13 +168,8 @@ def webhook_receiver() -> Iterator[Receiver]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     receiver.url = f"http://127.0.0.1:{server.server_address[1]}/webhooks"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield receiver
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def exchange(

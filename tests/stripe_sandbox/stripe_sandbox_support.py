@@ -17,6 +17,7 @@ from typing import Any
 
 import requests
 import stripe
+from threaded_server import serving
 
 START = 1_750_000_000.0  # a fixed sandbox "now" so tests are reproducible
 
@@ -155,12 +156,5 @@ def webhook_receiver() -> Iterator[Receiver]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     holder["r"] = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}/webhooks")
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    try:
+    with serving(server):
         yield holder["r"]
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -20,6 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from threaded_server import serving
+
 from integrations.shopify.sandbox import ShopifySandbox
 
 JSON = dict[str, Any]
@@ -213,15 +215,10 @@ def serving_app(poll_after: int = 1) -> Iterator[StandInApp]:
     """The stand-in app over HTTP; its ``url`` is the app proxy URL (``.../proxy``)."""
     app = StandInApp(poll_after)
     server = _Server(app)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     host, port = server.server_address[:2]
     app.url = f"http://{host!s}:{port}/proxy"
-    try:
+    with serving(server):
         yield app
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @dataclass(frozen=True)
