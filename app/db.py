@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from flask import Flask, current_app, g
 from sqlalchemy import (
+    Connection,
     DateTime,
     Dialect,
     Engine,
@@ -28,6 +29,7 @@ from sqlalchemy.dialects.postgresql import Insert as pg_insert_type
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import Insert as sqlite_insert_type
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine.interfaces import ExecutionContext
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.sql.dml import ReturningInsert
@@ -154,6 +156,7 @@ def make_engine(database_url: str, **options: Any) -> Engine:
             database_url, connect_args={"check_same_thread": False, "timeout": 30}, **options
         )
         event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "before_cursor_execute", _sqlite_locked_read)
         return engine
     engine = create_engine(database_url, **options)
     _ping_when_idle(engine)
@@ -198,6 +201,35 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
+
+
+def _sqlite_locked_read(
+    _connection: Connection,
+    cursor: Any,
+    statement: str,
+    _parameters: Any,
+    context: ExecutionContext | None,
+    _executemany: bool,
+) -> None:
+    """A read ``FOR UPDATE``, or a savepoint, outside a transaction begins one holding
+    SQLite's write lock (``BEGIN IMMEDIATE``), as a row lock is taken on PostgreSQL.
+
+    SQLite has no row locks (the clause is dropped), and Python's sqlite3 begins a
+    transaction only at the first write. A read that decides a write (the audit chain's
+    head, an action's status) would otherwise see the database of its own moment, and
+    another process could commit between it and the write. A savepoint outside a
+    transaction begins a deferred one, whose first write after a read fails at once
+    ("database is locked") whenever another process writes at the same time. Taken as
+    the transaction begins, the lock is waited for, and everything read from then on is
+    what the writer before committed. A transaction that has written holds the lock
+    already. (SQLAlchemy keeps a statement's lock request on ``_for_update_arg``; there
+    is no public reader of it.)"""
+    if cursor.connection.in_transaction:
+        return
+    compiled = context.compiled if context is not None else None
+    locking = getattr(getattr(compiled, "statement", None), "_for_update_arg", None) is not None
+    if locking or statement.startswith("SAVEPOINT"):
+        cursor.execute("BEGIN IMMEDIATE")
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
+from contextlib import closing
 from datetime import UTC, datetime
+from pathlib import Path
 
+import pytest
 from alembic.autogenerate import compare_metadata
-from sqlalchemy import TextClause, Uuid, bindparam, inspect, text
+from sqlalchemy import Connection, TextClause, Uuid, bindparam, inspect, text
 
 from app.db import Base, make_engine
 from app.migrations import downgrade, upgrade
@@ -134,3 +138,88 @@ def test_commands_taken_before_their_table_move_into_it_as_done(
 def _by_shop(statement: str) -> TextClause:
     """``statement`` with its ``:shop`` typed as a UUID, as SQLite stores one."""
     return text(statement).bindparams(bindparam("shop", type_=Uuid()))
+
+
+# Batch mode reflects the tables the rebuilt one points at; SQLAlchemy cannot reflect the
+# customers' expression index, which the rebuild leaves alone.
+_REFLECTION = pytest.mark.filterwarnings("ignore:Skipped unsupported reflection")
+
+
+@_REFLECTION
+def test_a_table_sqlite_rebuilds_keeps_the_rows_pointing_at_it(tmp_path: Path) -> None:
+    """SQLite alters a table by copying it and dropping the old one: rolling back 0031
+    rebuilds ``proposals``, and the approvals pointing at a proposal must not stop it, nor
+    be left pointing nowhere."""
+    path = _sqlite_with_an_approved_proposal(tmp_path)
+    downgrade(f"sqlite:///{path}", "0030_brakes_and_alerts")
+    with closing(sqlite3.connect(path)) as connection:
+        pointing = "SELECT count(*) FROM approvals JOIN proposals ON proposals.id = proposal_id"
+        assert connection.execute(pointing).fetchone() == (1,)
+
+
+@_REFLECTION
+def test_a_migration_on_sqlite_refuses_to_end_with_rows_pointing_nowhere(
+    tmp_path: Path,
+) -> None:
+    """With SQLite's own enforcement off while tables are rebuilt, the check afterwards is
+    what stops a migration that would leave an approval of a proposal that is gone."""
+    path = _sqlite_with_an_approved_proposal(tmp_path)
+    with closing(sqlite3.connect(path)) as raw, raw:  # a careless hand
+        raw.execute("PRAGMA foreign_keys=OFF")
+        raw.execute("DELETE FROM proposals")
+    with pytest.raises(RuntimeError, match="rows pointing nowhere"):
+        downgrade(f"sqlite:///{path}", "0030_brakes_and_alerts")
+
+
+def _sqlite_with_an_approved_proposal(folder: Path) -> Path:
+    """A migrated SQLite file in ``folder`` holding one proposal and its approval."""
+    path = folder / "caseward.db"
+    upgrade(f"sqlite:///{path}")
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as connection:
+            _proposal_with_its_approval(connection)
+    finally:
+        engine.dispose()
+    return path
+
+
+def _proposal_with_its_approval(connection: Connection) -> None:
+    """A shop's case, a proposal and one approval of it, as rows of the current tables."""
+    tables = Base.metadata.tables
+    now = datetime.now(UTC)
+    shop_id, case_id, proposal_id = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    connection.execute(
+        tables["shops"].insert().values(id=shop_id, domain="rebuilt.myshopify.com", name="R")
+    )
+    connection.execute(
+        tables["cases"].insert().values(id=case_id, shop_id=shop_id, subject="A torn sheet")
+    )
+    connection.execute(
+        tables["proposals"]
+        .insert()
+        .values(
+            id=proposal_id,
+            shop_id=shop_id,
+            case_id=case_id,
+            kind="refund",
+            provider="stripe",
+            target="pi_1",
+            proposed_by="staff:1",
+            status="awaiting_approval",
+            verdict={"allowed": True, "reasons": []},
+            policy_version=1,
+            digest="d" * 64,
+        )
+    )
+    connection.execute(
+        tables["approvals"]
+        .insert()
+        .values(
+            shop_id=shop_id,
+            proposal_id=proposal_id,
+            digest="d" * 64,
+            approver="staff:1",
+            expires_at=now,
+        )
+    )
