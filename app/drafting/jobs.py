@@ -17,10 +17,11 @@ commit, and the job clears the mark it read with the conversation, whatever it d
 mark set again meanwhile (a verification while the draft was made) stays; a job that
 finds no mark drafts nothing (the draft owed was made). The sweep queues the job again
 for a mark younger than an hour with no job waiting or running (:func:`drafts_owed`): one
-that finished before a newer mark is run again; a job runs once more when it fails or its
-worker dies under it (RQ's retry; abandoned, as RQ finds it), then one that failed is left
-in RQ's failed jobs for people rather than call the model at every sweep; past the
-hour the case waits for staff.
+that finished before a newer mark is run again; a job runs again when it fails or its
+worker dies under it, three times over some eight minutes (RQ's retry,
+:data:`DRAFT_RETRY`; abandoned, as RQ finds it), then one that failed is left in RQ's
+failed jobs for people rather than call the model at every sweep; past the hour the case
+waits for staff.
 """
 
 from __future__ import annotations
@@ -219,7 +220,10 @@ def _newer_message(session: Session, message: Message) -> bool:
     )
 
 
-DRAFT_RETRY = Retry(max=1, interval=30)
+# Run again three times, over some eight minutes: faults come one after another (the model
+# overloaded for a while, then the worker of the retry killed), and a shopper waits. A job
+# that fails a fourth time stays in front of people.
+DRAFT_RETRY = Retry(max=3, interval=[30, 120, 300])
 
 
 def enqueue_drafting(queue: Queue, message_id: uuid.UUID) -> bool:
@@ -244,9 +248,9 @@ def _enqueue_drafting(
         (str(message_id),),
         f"draft-{message_id}",
         replacing=replacing,
-        # Once more when it fails or its worker dies under it (RQ finds it abandoned): a
-        # shopper is not left without a reply by one lost process; a draft that fails
-        # again stays in front of people. The job drafts only what is still owed.
+        # Again when it fails or its worker dies under it (RQ finds it abandoned): a
+        # shopper is not left without a reply by a lost process or a model busy for a
+        # while. The job drafts only what is still owed.
         retry=DRAFT_RETRY,
     )
 

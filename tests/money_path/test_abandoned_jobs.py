@@ -30,6 +30,7 @@ from app.background import sweep
 from app.clock import utcnow
 from app.conversations.models import Author, Message
 from app.demo import SHOP_DOMAIN, LinenShop
+from app.drafting.jobs import DRAFT_RETRY
 from app.drafting.models import CaseDraftRecord
 from app.drafting.result import NextStep
 from app.execution.executor import ExecutionContext
@@ -121,7 +122,7 @@ def test_a_draft_whose_worker_was_killed_is_made_once_a_heartbeat_later(
     assert [found.split(":")[0] for found in sweep(lapsed, queue)["abandoned jobs"]] == [job.id]
     job.refresh()
     assert job.get_status() == JobStatus.SCHEDULED
-    assert job.retries_left == 0
+    assert job.retries_left == DRAFT_RETRY.max - 1  # this run was its first retry
 
     # Time moves on in Redis as it did on the sweep's clock: the dead worker's scheduler
     # lock lapses (a minute after its last renewal) and the retry's 30 s pass.

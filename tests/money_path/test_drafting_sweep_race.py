@@ -27,7 +27,12 @@ from app.clock import utcnow
 from app.conversations.models import Author, Message
 from app.demo import SHOP_DOMAIN, LinenShop
 from app.drafting.drafters import drafter_for
-from app.drafting.jobs import draft_for_message, drafts_owed, requeue_drafting
+from app.drafting.jobs import (
+    DRAFT_RETRY,
+    draft_for_message,
+    drafts_owed,
+    requeue_drafting,
+)
 from app.drafting.models import CaseDraftRecord
 from app.execution.executor import ExecutionContext
 from app.jobs.connection import RedisExtension
@@ -91,6 +96,9 @@ def test_a_draft_made_while_the_sweep_looked_is_not_made_again(
     assert session.scalar(replies) == 1
 
 
+# The job's own run, and the retry of a run that failed (the model overloaded for a while):
+# faults come one after another, and the worker of that retry may be the one killed.
+@pytest.mark.parametrize("retries_used", [0, 1], ids=["its own run", "the retry of a failed run"])
 def test_a_draft_whose_worker_died_under_it_is_made_once_by_its_retry(
     app: Flask,
     linen: LinenShop,
@@ -98,11 +106,14 @@ def test_a_draft_whose_worker_died_under_it_is_made_once_by_its_retry(
     settings: Settings,
     ctx: ExecutionContext,
     session: Session,
+    retries_used: int,
 ) -> None:
     shopper.say("Where is order #1001?")
     background = RedisExtension.background_queue(app)
     [job] = [job for job in background.jobs if job.func_name == DRAFTING_JOB]
     message_id = uuid.UUID(job.args[0])
+    job.retries_left = DRAFT_RETRY.max - retries_used
+    job.save()
     # A worker took the job and was killed (SIGKILL): it stays started, its heartbeat
     # long gone, until the sweep finds it abandoned.
     background.remove(job)
@@ -116,7 +127,7 @@ def test_a_draft_whose_worker_died_under_it_is_made_once_by_its_retry(
 
     job.refresh()
     assert job.get_status() in (JobStatus.SCHEDULED, JobStatus.QUEUED)
-    assert job.retries_left == 0
+    assert job.retries_left == DRAFT_RETRY.max - retries_used - 1
     # Its retry, as a worker runs it: the message is drafted, once.
     outcome, _ = draft_for_message(
         ctx.session_factory, ctx.adapters, settings, drafter_for(settings), message_id, now=utcnow()
