@@ -974,7 +974,7 @@ def connect_demo_helpdesk(
             username=GORGIAS_DEMO_API_USER,
             api_key=GORGIAS_DEMO_API_KEY,
             box=box,
-            check=lambda account: gorgias_desks(settings)(account).check(),
+            check=lambda account: gorgias_desks(settings, connect_redis(settings))(account).check(),
             now=utcnow(),
         ).connection
         session.commit()

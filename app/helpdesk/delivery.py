@@ -5,10 +5,11 @@ typed in Caseward) is kept first, with ``delivered_at`` empty; the chat's messag
 delivered as they are kept, so only a helpdesk's wait, and a partial index holds just
 those for the sweeper's look every few seconds. :func:`pending` finds them, and the job
 posts each as a public reply under our id (``caseward-message-{id}``, Gorgias'
-``external_id``). The client never posts twice: it looks our id up on the ticket before
-sending. Only then is the message marked delivered, in its own transaction; a crash in
-between is settled by the same look-up on the next run. The sweeper queues the job while
-anything waits.
+``external_id``), under the message's row lock, taken without waiting, so that two runs at
+once (the call's job, the sweep's delivery job) post it once
+(:func:`app.helpdesk.jobs.deliver_replies`); it is marked delivered in that transaction.
+The client looks our id up on the ticket before sending, which settles a run that died
+after posting and before its commit. The sweeper queues the job while anything waits.
 """
 
 from __future__ import annotations

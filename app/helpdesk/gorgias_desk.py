@@ -1,6 +1,6 @@
 """Gorgias as the helpdesk jobs see it: :class:`~app.helpdesk.jobs.Desk` on the client.
 
-The client (:mod:`integrations.gorgias`) holds the account's request budget, honours
+The client (:mod:`integrations.gorgias`) keeps to the account's request budget, honours
 ``Retry-after`` and never posts one of our ids twice; this adapter turns its tickets into
 the facts Caseward keeps, and posts a reply on the ticket's own channel, to its customer
 (both from the ticket as already read), from the account's API user, after looking our id
@@ -12,12 +12,21 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from redis import Redis
+
 from app.errors import InvalidInput, ProviderUnavailable
 from app.helpdesk.connection import GorgiasAccount
 from app.helpdesk.tickets import TicketFacts, TicketMessage
 from app.settings import Settings
 from app.words import said
-from integrations.gorgias import GorgiasClient, GorgiasRefused, GorgiasUnavailable, Ticket
+from integrations.gorgias import (
+    Budgets,
+    GorgiasClient,
+    GorgiasRefused,
+    GorgiasUnavailable,
+    SharedBudgets,
+    Ticket,
+)
 
 
 class GorgiasDesk:
@@ -84,9 +93,11 @@ def facts_of(ticket: Ticket) -> TicketFacts:
     )
 
 
-def gorgias_desks(settings: Settings) -> Callable[[GorgiasAccount], GorgiasDesk]:
+def gorgias_desks(settings: Settings, redis: Redis) -> Callable[[GorgiasAccount], GorgiasDesk]:
     """Desks by account, each kept for the process: one client (and its connections)
-    per account and credentials, however many jobs use it."""
+    per account and credentials, however many jobs use it. Every client draws on the
+    account's budget in ``redis``, which every process of the deployment shares."""
+    budgets: Budgets = SharedBudgets(redis)
 
     @functools.cache
     def desk(account: GorgiasAccount) -> GorgiasDesk:
@@ -97,6 +108,7 @@ def gorgias_desks(settings: Settings) -> Callable[[GorgiasAccount], GorgiasDesk]
                 account.api_key,
                 timeout_s=settings.provider_timeout_seconds,
                 api_base=settings.gorgias_api_base or None,
+                budgets=budgets,
             )
         )
 

@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import Protocol
 
 from rq import Queue, Retry
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.actors import Surface, system_actor
@@ -57,6 +57,7 @@ from app.helpdesk.tickets import (
     sync_ticket,
     take_command,
 )
+from app.jobs.connection import connect_redis
 from app.jobs.context import WorkerContext, worker_context
 from app.jobs.queueing import FAILURE_TTL, KeptEventJob, enqueue_unique
 from app.jobs.sweeper import Queues, Sweep, SweepReport
@@ -100,7 +101,7 @@ def helpdesk_context() -> HelpdeskContext:
         adapters=worker_adapters(),
         settings=ctx.settings,
         box=secret_box(ctx.settings),
-        desks=gorgias_desks(ctx.settings),
+        desks=gorgias_desks(ctx.settings, connect_redis(ctx.settings)),
         drafter=drafter_for(ctx.settings),
     )
 
@@ -201,27 +202,44 @@ def deliver_replies(
     read: TicketFacts | None = None,
 ) -> int:
     """Post the shop's waiting messages (of one conversation, when given) to their
-    tickets, each ticket read once (``read``: one already read); each message is marked
-    delivered in its own transaction once Gorgias has it."""
+    tickets, each ticket read once (``read``: one already read); returns how many this
+    run posted.
+
+    Each message is posted under its row lock, taken without waiting, and marked delivered
+    in that transaction: a message another run is posting (the call's job and the sweep's
+    delivery job at once) is left to it. The client's look-up of our id before posting
+    settles a run that died after posting; it cannot settle two runs at once, each
+    looking before the other posts (the budget's wait for Gorgias falls between)."""
     tickets = {read.id: read} if read is not None else {}
     with ctx.session_factory() as session:
         waiting = [
-            (message.id, message.body, our_id(message), ticket_of(session, message))
+            (message.id, ticket_of(session, message))
             for message in pending(session, shop_id)
             if conversation_id is None or message.conversation_id == conversation_id
         ]
-    for message_id, body, ours, ticket_id in waiting:
-        if ticket_id not in tickets:
-            tickets[ticket_id] = desk.ticket(ticket_id)
-        posted = desk.post_reply(tickets[ticket_id], body_text=body, our_id=ours)
+    posted = 0
+    for message_id, ticket_id in waiting:
         with ctx.session_factory() as session, session.begin():
-            message = session.get(Message, message_id)
-            assert message is not None
-            if message.delivered_at is None:
-                mark_delivered(
-                    session, message=message, posted_id=posted, actor=HELPDESK, now=ctx.clock()
-                )
-    return len(waiting)
+            message = session.scalars(_UNDELIVERED, {"id": message_id}).one_or_none()
+            if message is None:
+                continue  # posted meanwhile, or being posted by another run
+            if ticket_id not in tickets:
+                tickets[ticket_id] = desk.ticket(ticket_id)
+            posted_id = desk.post_reply(
+                tickets[ticket_id], body_text=message.body, our_id=our_id(message)
+            )
+            mark_delivered(
+                session, message=message, posted_id=posted_id, actor=HELPDESK, now=ctx.clock()
+            )
+            posted += 1
+    return posted
+
+
+_UNDELIVERED = (
+    select(Message)
+    .where(Message.id == bindparam("id"), Message.delivered_at.is_(None))
+    .with_for_update(skip_locked=True)
+)
 
 
 def _act(

@@ -7,7 +7,7 @@ exactly once (the message's ``external_id`` is ours). The client is
 API locally, with Gorgias' rate limit and its HTTP integrations.
 """
 
-from .budget import PROCESS_BUDGETS, AccountBudgets, TokenBucket
+from .budget import PROCESS_BUDGETS, AccountBudgets, Budgets, Limit, SharedBudgets, TokenBucket
 from .client import GorgiasClient, account_domain
 from .documents import AccountInfo, Customer, PostedMessage, Ticket, TicketMessage
 from .errors import GorgiasError, GorgiasRefused, GorgiasUnavailable
@@ -16,12 +16,15 @@ __all__ = [
     "PROCESS_BUDGETS",
     "AccountBudgets",
     "AccountInfo",
+    "Budgets",
     "Customer",
     "GorgiasClient",
     "GorgiasError",
     "GorgiasRefused",
     "GorgiasUnavailable",
+    "Limit",
     "PostedMessage",
+    "SharedBudgets",
     "Ticket",
     "TicketMessage",
     "TokenBucket",

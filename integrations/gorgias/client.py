@@ -7,13 +7,14 @@ header by which it tells accounts apart; pointing Caseward at the sandbox is a
 configuration change, not a code change.
 
 Every request first takes a token from the account's budget
-(:mod:`integrations.gorgias.budget`, shared by every client of the account in the
-process), sleeping when it is empty. A 429 ran nothing: the budget is emptied until
-``Retry-after`` has passed and the request goes again, for as long as Gorgias' waits
-add up to no more than ``max_rate_limit_wait_s``. The waits are counted, not the 429s:
-the processes of one deployment each keep their own budget of the one account, so a
-request sent again after a short ``Retry-after`` can find the freed room taken by
-another process, several times over, while the account is far from refusing for long.
+(:mod:`integrations.gorgias.budget`: in Redis, shared by every process of the deployment,
+when the client is given :class:`SharedBudgets`; else the process's), sleeping when it is
+empty. A 429 ran nothing: the budget is emptied until ``Retry-after`` has passed and the
+request goes again, for as long as Gorgias' waits add up to no more than
+``max_rate_limit_wait_s``. The waits are counted, not the 429s: a client drawing on
+another budget of the account (a process's own, a client outside Caseward) can take the
+room a short ``Retry-after`` frees, several times over, while the account is far from
+refusing for long.
 Other 4xx raise :class:`GorgiasRefused`. All waiting goes through the injected
 ``clock`` and ``sleep``.
 
@@ -44,7 +45,7 @@ from typing import Any, NoReturn, TypeVar
 
 import httpx
 
-from .budget import PROCESS_BUDGETS, AccountBudgets, TokenBucket
+from .budget import PROCESS_BUDGETS, Budget, Budgets
 from .documents import (
     AccountInfo,
     BadAnswer,
@@ -110,7 +111,7 @@ class GorgiasClient:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         api_base: str | None = None,
-        budgets: AccountBudgets = PROCESS_BUDGETS,
+        budgets: Budgets = PROCESS_BUDGETS,
         max_rate_limit_wait_s: float = 60.0,
         max_sends: int = 3,
     ) -> None:
@@ -122,7 +123,7 @@ class GorgiasClient:
         self.username = username
         self._clock = clock
         self._sleep = sleep
-        self._budget: TokenBucket = budgets.for_account(self.domain)
+        self._budget: Budget = budgets.for_account(self.domain)
         self._max_rate_limit_wait_s = max_rate_limit_wait_s
         self._max_sends = max_sends
         self._http = httpx.Client(

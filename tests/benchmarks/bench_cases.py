@@ -51,7 +51,8 @@ The sequence:
    their metadata) and from what the customer read (the chat's messages; on a ticket,
    what Caseward posted to it at the Gorgias sandbox): duplicate provider actions, refunds
    above the captured amount, customer messages saying money moved without a
-   provider-reported state behind them (each must be 0, else exit 1, naming the cases);
+   provider-reported state behind them, messages posted to a ticket twice (each must be
+   0, else exit 1, naming the cases); Caseward's requests to Gorgias and its 429s;
    each case's outcome against the plan's, per situation and per door; escalations
    (cases with a person) and the needless ones; approvals and clicks per routine case;
    fields staff typed besides the approval; the agent's approvals refused; and from the
@@ -955,6 +956,9 @@ class Report:
     judged: list[Judged]
     broken: dict[str, list[str]]
     wall: float
+    # Caseward's requests to the Gorgias sandbox, and how many it refused with 429.
+    gorgias_requests: int = 0
+    gorgias_refused: int = 0
 
     def figures(self) -> dict[str, Any]:
         judged = self.judged
@@ -1019,6 +1023,10 @@ class Report:
                 "p95": round(percentile(confirmed, 0.95), 2) if confirmed else None,
                 "count": len(confirmed),
             },
+            "gorgias_requests": {
+                "sent": self.gorgias_requests,
+                "refused_429": self.gorgias_refused,
+            },
             "per_situation": per_situation,
             "per_door": per_door,
         }
@@ -1072,6 +1080,11 @@ def print_report(report: Report) -> None:
     print(
         f"first message to the provider-confirmed answer: p50 {timing['p50']} s, p95 "
         f"{timing['p95']} s ({timing['count']} cases with money)"
+    )
+    gorgias = figures["gorgias_requests"]
+    print(
+        f"requests to Gorgias: {gorgias['sent']}, refused 429 (over the account's limit): "
+        f"{gorgias['refused_429']}"
     )
     print(f"wall time {figures['wall_seconds']} s; load average {os.getloadavg()}")
     for judged in report.judged:
@@ -1176,7 +1189,25 @@ def run(cases: int, seed: int, concurrency: int, doors: frozenset[Door] | None =
         wall = time.monotonic() - started
         refunds = provider_refunds(shops)
         judged = [judge(factory, each, refunds) for each in ran]
-        return Report(judged, invariants(factory, shops, refunds, ran), wall)
+        gorgias = gorgias_box.control("GET", "/requests")
+        broken = invariants(factory, shops, refunds, ran)
+        # Gorgias stores whatever is posted: our id (external_id) posted twice is a
+        # customer reading one message twice.
+        posts = Counter(
+            r["idempotency_key"]
+            for r in gorgias
+            if r["method"] == "POST" and r["status"] == 201 and r["idempotency_key"]
+        )
+        broken["messages posted to a ticket twice"] = [
+            f"{our_id}: posted {count} times" for our_id, count in posts.items() if count > 1
+        ]
+        return Report(
+            judged,
+            broken,
+            wall,
+            gorgias_requests=len(gorgias),
+            gorgias_refused=sum(r["status"] == 429 for r in gorgias),
+        )
 
 
 def only_through(plan: Plan, doors: frozenset[Door] | None) -> Plan:

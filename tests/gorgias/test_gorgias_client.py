@@ -122,16 +122,17 @@ def test_an_internal_note_is_not_public_and_has_no_receiver(
     assert stored["sender"]["email"] == DEMO_API_USER
 
 
-def test_the_41st_request_within_20_seconds_waits_for_the_budget(
+def test_the_40th_request_within_20_seconds_waits_for_the_budget(
     sandbox: GorgiasSandbox, demo: DemoAccount, fake: FakeTime
 ) -> None:
+    # Gorgias allows 40; the budget keeps one as headroom (see Limit).
     client = client_for(sandbox, demo, fake)
-    for _ in range(40):
+    for _ in range(39):
         client.ticket(demo.ticket_id)
     assert fake.slept == []
     client.ticket(demo.ticket_id)
     assert fake.slept == [pytest.approx(0.5)]
-    assert [r.status for r in sandbox.received_requests()] == [200] * 41
+    assert [r.status for r in sandbox.received_requests()] == [200] * 40
 
 
 def test_every_client_of_an_account_shares_one_budget(
@@ -158,6 +159,7 @@ def test_every_client_of_an_account_shares_one_budget(
     )
     for _ in range(20):
         first.ticket(ticket_id)
+    for _ in range(19):
         second.ticket(ticket_id)
     assert fake.slept == []
     second.ticket(ticket_id)

@@ -54,6 +54,7 @@ from app.execution.models import Action, ActionStatus, ProviderEvent
 from app.helpdesk.connection import GORGIAS, SECRET_HEADER, save_gorgias_connection
 from app.helpdesk.gorgias_desk import gorgias_desks
 from app.helpdesk.jobs import HelpdeskContext, work_call
+from app.jobs.connection import connect_redis
 from app.privacy.service import ERASED
 from app.settings import Settings
 from app.shops.models import Shop, StaffMember, StaffRole
@@ -302,7 +303,7 @@ def story(
         adapters=connection_adapters(settings, box),
         settings=settings,
         box=box,
-        desks=gorgias_desks(settings),
+        desks=gorgias_desks(settings, connect_redis(settings)),
         drafter=RulesDrafter(),
     )
     assert work_call(helpdesk, shop_id, call_key)[0].startswith("1 received")

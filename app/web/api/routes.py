@@ -75,6 +75,7 @@ from app.history_audit.report import (
 )
 from app.history_audit.scan import DEFAULT_WINDOW_DAYS, newest_scans, start_scan
 from app.inbox.case_file import case_file
+from app.jobs.connection import RedisExtension
 from app.money import Money
 from app.settings import Settings
 from app.shopify.admin_links import admin_case_url
@@ -501,7 +502,7 @@ def shop_connect_gorgias() -> Response:
     body = json_body("domain", "username", "api_key")
     session = request_session()
     settings = _settings()
-    desks = gorgias_desks(settings)
+    desks = gorgias_desks(settings, RedisExtension.connection(current_app))
     saved = save_gorgias_connection(
         session,
         shop=g.shop,
