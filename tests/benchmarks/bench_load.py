@@ -551,6 +551,7 @@ def invariants(st: Stack) -> tuple[list[Check], dict[str, int], dict[str, int]]:
                 )
             )
         checks.append(_gorgias_messages(session, st))
+        checks.append(_posted_once(st))
         checks.append(_drafted_once(session, st))
         checks.append(_approved_once(session, st))
         statuses, action_checks = _actions(session, st)
@@ -581,6 +582,21 @@ def _gorgias_messages(session: Session, st: Stack) -> Check:
         "gorgias calls: every message synced into its conversation once",
         not missing and not twice,
         f"{len(acknowledged)} messages, {len(missing)} missing, {len(twice)} twice",
+    )
+
+
+def _posted_once(st: Stack) -> Check:
+    """Gorgias stores whatever is posted: none of our ids (``external_id``) posted twice."""
+    posts = collections.Counter(
+        request["idempotency_key"]
+        for request in st.gorgias.control("GET", "/requests")
+        if request["method"] == "POST" and request["status"] == 201 and request["idempotency_key"]
+    )
+    twice = [our_id for our_id, count in posts.items() if count > 1]
+    return Check(
+        "gorgias: none of our notes and replies posted to a ticket twice",
+        not twice,
+        f"{sum(posts.values())} posted, {len(twice)} posted twice",
     )
 
 
