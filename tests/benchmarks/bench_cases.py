@@ -89,6 +89,7 @@ from bench_money_path import (
     Sandbox,
     bench_settings,
     percentile,
+    posted_twice,
     sandbox_process,
     web_process,
     worker_env,
@@ -1189,18 +1190,9 @@ def run(cases: int, seed: int, concurrency: int, doors: frozenset[Door] | None =
         wall = time.monotonic() - started
         refunds = provider_refunds(shops)
         judged = [judge(factory, each, refunds) for each in ran]
-        gorgias = gorgias_box.control("GET", "/requests")
+        gorgias = gorgias_box.received()
         broken = invariants(factory, shops, refunds, ran)
-        # Gorgias stores whatever is posted: our id (external_id) posted twice is a
-        # customer reading one message twice.
-        posts = Counter(
-            r["idempotency_key"]
-            for r in gorgias
-            if r["method"] == "POST" and r["status"] == 201 and r["idempotency_key"]
-        )
-        broken["messages posted to a ticket twice"] = [
-            f"{our_id}: posted {count} times" for our_id, count in posts.items() if count > 1
-        ]
+        broken["messages posted to a ticket twice"] = posted_twice(gorgias)[1]
         return Report(
             judged,
             broken,

@@ -538,7 +538,7 @@ def chat_latency(
     check_answered(rig, jobs)
     asked = [
         (request["arrived_at"], request["answered_at"])
-        for request in sandbox.control("GET", "/requests")
+        for request in sandbox.received()
         if request["path"] == "/v1/messages" and request["answered_at"]
     ]
     return [

@@ -67,6 +67,7 @@ from bench_money_path import (
     build,
     database,
     payments,
+    posted_twice,
     proposals,
     sandbox_process,
     web_process,
@@ -586,17 +587,12 @@ def _gorgias_messages(session: Session, st: Stack) -> Check:
 
 
 def _posted_once(st: Stack) -> Check:
-    """Gorgias stores whatever is posted: none of our ids (``external_id``) posted twice."""
-    posts = collections.Counter(
-        request["idempotency_key"]
-        for request in st.gorgias.control("GET", "/requests")
-        if request["method"] == "POST" and request["status"] == 201 and request["idempotency_key"]
-    )
-    twice = [our_id for our_id, count in posts.items() if count > 1]
+    """None of our ids (Gorgias' ``external_id``) posted twice."""
+    posted, twice = posted_twice(st.gorgias.received())
     return Check(
         "gorgias: none of our notes and replies posted to a ticket twice",
         not twice,
-        f"{sum(posts.values())} posted, {len(twice)} posted twice",
+        f"{posted} posted, {len(twice)} posted twice",
     )
 
 

@@ -34,6 +34,7 @@ prints, side by side:
 from __future__ import annotations
 
 import argparse
+import collections
 import http.client
 import json
 import os
@@ -193,6 +194,22 @@ class Sandbox:
         )
         response.raise_for_status()
         return response.json()
+
+    def received(self) -> list[dict[str, Any]]:
+        """Every API request the sandbox received, oldest first, with its answer's status."""
+        return list(self.control("GET", "/requests"))
+
+
+def posted_twice(received: list[dict[str, Any]]) -> tuple[int, list[str]]:
+    """How many messages were posted (answered 201), and the ids (Gorgias' ``external_id``:
+    ours) posted more than once. Gorgias stores whatever is posted: an id twice is a
+    customer or an agent reading one message twice."""
+    posts = collections.Counter(
+        request["idempotency_key"]
+        for request in received
+        if request["method"] == "POST" and request["status"] == 201 and request["idempotency_key"]
+    )
+    return sum(posts.values()), [our_id for our_id, count in posts.items() if count > 1]
 
 
 @contextmanager
@@ -616,7 +633,7 @@ def approval_to_status(
                 raise RuntimeError(f"action ended {status}")
             assert job.enqueued_at and job.started_at and job.ended_at
             timings.append((sent, job.enqueued_at, job.started_at, job.ended_at))
-    received = sandbox.control("GET", "/requests")
+    received = sandbox.received()
     return [path_sample(received, *timing) for timing in timings]
 
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from helpdesk_support import shop_with_a_ticket
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.cases.models import Case
 from app.clock import utcnow
-from app.conversations.models import Channel, HelpdeskCommand
-from app.conversations.service import start_conversation
-from app.helpdesk.jobs import HELPDESK
+from app.conversations.models import HelpdeskCommand
 from app.helpdesk.tickets import (
     AgentCommand,
     Command,
@@ -27,7 +26,6 @@ from app.helpdesk.tickets import (
     command_done,
     take_command,
 )
-from app.shops.models import Shop
 
 APPROVE = AgentCommand(Command.APPROVE, note_id=9_000_000_001, agent_email="sam@example.com")
 
@@ -35,19 +33,7 @@ APPROVE = AgentCommand(Command.APPROVE, note_id=9_000_000_001, agent_email="sam@
 @pytest.fixture
 def ticket(session: Session) -> tuple[uuid.UUID, uuid.UUID]:
     """A shop and its ticket's conversation: (shop id, conversation id)."""
-    shop = Shop(domain=f"desk-{uuid.uuid4().hex[:6]}.myshopify.com", name="Desk")
-    session.add(shop)
-    session.flush()
-    conversation = start_conversation(
-        session,
-        shop_id=shop.id,
-        channel=Channel.HELPDESK,
-        channel_ref="gorgias:41",
-        actor=HELPDESK,
-        now=utcnow(),
-    )
-    session.commit()
-    return shop.id, conversation.id
+    return shop_with_a_ticket(session, 41)
 
 
 def _take(session: Session, ticket: tuple[uuid.UUID, uuid.UUID], call: str) -> TakenCommand | None:

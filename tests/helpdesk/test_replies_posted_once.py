@@ -6,25 +6,24 @@ Gorgias sandbox."""
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from flask import Flask
+from helpdesk_support import shop_with_a_ticket
 from sqlalchemy.orm import Session
 
-from app.clock import utcnow
-from app.conversations.models import Author, Channel, Message
-from app.conversations.service import start_conversation
+from app.conversations.models import Author, Message
 from app.crypto import secret_box
 from app.db import Database
 from app.drafting.drafters import RulesDrafter
-from app.helpdesk.gorgias_desk import GorgiasDesk
-from app.helpdesk.jobs import HELPDESK, HelpdeskContext, deliver_replies
+from app.helpdesk.connection import GorgiasAccount
+from app.helpdesk.gorgias_desk import GorgiasDesk, gorgias_desks
+from app.helpdesk.jobs import HelpdeskContext, deliver_replies
 from app.helpdesk.tickets import TicketFacts
+from app.jobs.connection import connect_redis
 from app.settings import Settings
-from app.shops.models import Shop
-from integrations.gorgias import AccountBudgets, GorgiasClient
 from integrations.gorgias.sandbox import DemoAccount, GorgiasSandbox, seed_demo_account
 
 WORDS = "Your refund of $48.00 went through on Stripe."
@@ -71,35 +70,15 @@ class PostingHeldOpen:
 def test_two_runs_at_once_post_a_waiting_reply_once(
     app: Flask, session: Session, settings: Settings, gorgias: GorgiasSandbox, demo: DemoAccount
 ) -> None:
-    shop = Shop(domain=f"desk-{uuid.uuid4().hex[:6]}.myshopify.com", name="Desk")
-    session.add(shop)
-    session.flush()
-    conversation = start_conversation(
-        session,
-        shop_id=shop.id,
-        channel=Channel.HELPDESK,
-        channel_ref=f"gorgias:{demo.ticket_id}",
-        actor=HELPDESK,
-        now=utcnow(),
-    )
+    shop_id, conversation_id = shop_with_a_ticket(session, demo.ticket_id)
     message = Message(
-        shop_id=shop.id,
-        conversation_id=conversation.id,
-        author=Author.CASEWARD.value,
-        body=WORDS,
+        shop_id=shop_id, conversation_id=conversation_id, author=Author.CASEWARD.value, body=WORDS
     )
     session.add(message)
     session.commit()
-    assert gorgias.url is not None
-    client = GorgiasClient(
-        f"https://{demo.domain}",
-        demo.api_user,
-        demo.api_key,
-        timeout_s=5.0,
-        api_base=gorgias.url,
-        budgets=AccountBudgets(),
-    )
-    desk = PostingHeldOpen(GorgiasDesk(client))
+    # The desk the jobs use: the client on the account's budget in Redis.
+    desks = gorgias_desks(replace(settings, gorgias_api_base=gorgias.url), connect_redis(settings))
+    desk = PostingHeldOpen(desks(GorgiasAccount(demo.domain, demo.api_user, demo.api_key)))
     ctx = HelpdeskContext(
         session_factory=Database.state(app).session_factory,
         adapters=lambda *_args, **_kw: None,  # type: ignore[arg-type,return-value]
@@ -111,12 +90,12 @@ def test_two_runs_at_once_post_a_waiting_reply_once(
     first: list[int] = []
 
     def run_first() -> None:
-        first.append(deliver_replies(ctx, desk, shop.id))
+        first.append(deliver_replies(ctx, desk, shop_id))
 
     posting_first = threading.Thread(target=run_first)
     posting_first.start()
     assert desk.posting.wait(timeout=10)
-    second = deliver_replies(ctx, desk, shop.id)
+    second = deliver_replies(ctx, desk, shop_id)
     desk.other_run_ended.set()
     posting_first.join(timeout=30)
 
