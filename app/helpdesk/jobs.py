@@ -8,14 +8,15 @@ among the commands), draft the case into an internal note; act on each command (
 drafter runs outside any transaction; each command's writes commit on their own), post
 the internal notes, queue an action a command approved, then post what waits for the
 customer (:func:`deliver_replies`).
-Nothing is swallowed: a failure fails the job, which RQ runs again after 5 s, 30 s and two
-minutes (:data:`CALL_RETRY`) and then keeps a day among its failed jobs; the kept call
-stays, and what a run kept or did is not done again (a message kept, a command done). A
-command the failed run claimed is done by the next run of its call, and one it did has its
-kept note posted and its action queued (once each: Gorgias holds one note of ours per id,
-RQ one job per action); a customer message a failed run kept is prepared when its call
-runs again, unless a note of ours on the ticket already prepares it. The job names its call
-by the shop and the call's key, what it was kept once by.
+Nothing is swallowed: a failure fails the job, which RQ runs again after 5 s, 30 s, two
+minutes, a quarter of an hour and an hour (:data:`CALL_RETRY`) and then keeps a day among
+its failed jobs; the kept call stays, and what a run kept or did is not done again (a
+message kept, a command done). A command the failed run claimed is done by the next run of
+its call, and one it did has its kept note posted and its action queued (once each:
+Gorgias holds one note of ours per id, RQ one job per action); a customer message a failed
+run kept is prepared when its call runs again, unless a note of ours on the ticket already
+prepares it. The job names its call by the shop and the call's key, what it was kept once
+by.
 """
 
 from __future__ import annotations
@@ -350,9 +351,11 @@ def _shop_and_case(
 
 
 # A call's work fails on a blip of Gorgias (a read answered 500 or timed out) more often
-# than for good: run again soon, since a customer waits, then less often. Each run is
-# safe to repeat: what the first kept or claimed is not done twice.
-CALL_RETRY = Retry(max=3, interval=[5, 30, 120])
+# than for good: run again soon, since a customer waits, then less often, so that an
+# outage of Gorgias' API of up to an hour still ends with the customer's message prepared,
+# not left until the ticket moves again. Each run is safe to repeat: what the first kept
+# or claimed is not done twice.
+CALL_RETRY = Retry(max=5, interval=[5, 30, 120, 900, 3600])
 HELPDESK_CALL = KeptEventJob(
     "app.helpdesk.jobs.work_gorgias_call", "gorgias", FAILURE_TTL, retry=CALL_RETRY
 )

@@ -9,7 +9,7 @@ prints, side by side:
 * a direct ``stripe`` SDK refund call versus Caseward from approval (the staff API
   call) to the provider's status recorded on the action and committed: checks, queue,
   execution, recording; median and p95, with the sandbox answering at once and with 250 ms
-  added to every call, like a real provider;
+  added to every call, like a real provider; a direct call before each approval, in turn;
 * the guard's own latency with the provider facts in hand (p50, p99);
 * executed actions per second with 1 and 2 workers (sandbox answering at once);
 * a burst of approvals against Stripe's test-mode rate limit (429 past 25 reads and 25
@@ -505,24 +505,24 @@ def wait_until_settled(session: Session, action_ids: list[uuid.UUID]) -> None:
         session.expire_all()
 
 
-def direct_calls(bench: Bench, count: int) -> tuple[list[float], list[float]]:
-    """Seconds a direct SDK call takes for what a refund asks of Stripe: the fresh read of
-    the payment with its refunds (as the adapter reads it), and the refund itself."""
-    client = stripe.StripeClient(
+def direct_client(bench: Bench) -> stripe.StripeClient:
+    """The SDK as a merchant calls Stripe with it directly: no retries, the restricted key."""
+    return stripe.StripeClient(
         bench.restricted_key, base_addresses={"api": bench.sandbox.url}, max_network_retries=0
     )
-    reads, writes = [], []
-    for payment_id in payments(bench, count):
-        started = time.perf_counter()
-        client.v1.payment_intents.retrieve(payment_id, {"expand": ["latest_charge.refunds"]})
-        read = time.perf_counter()
-        client.v1.refunds.create(
-            params={"payment_intent": payment_id, "amount": 4800},
-            options={"idempotency_key": f"bench-{uuid.uuid4()}"},
-        )
-        reads.append(read - started)
-        writes.append(time.perf_counter() - read)
-    return reads, writes
+
+
+def direct_call(client: stripe.StripeClient, payment_id: str) -> tuple[float, float]:
+    """Seconds a direct SDK call takes for what a refund asks of Stripe: the fresh read of
+    the payment with its refunds (as the adapter reads it), and the refund itself."""
+    started = time.perf_counter()
+    client.v1.payment_intents.retrieve(payment_id, {"expand": ["latest_charge.refunds"]})
+    read = time.perf_counter()
+    client.v1.refunds.create(
+        params={"payment_intent": payment_id, "amount": 4800},
+        options={"idempotency_key": f"bench-{uuid.uuid4()}"},
+    )
+    return read - started, time.perf_counter() - read
 
 
 @dataclass(frozen=True)
@@ -566,10 +566,35 @@ WARM_UP = 4
 RESULT_WAIT = 30
 
 
-def caseward_path(bench: Bench, count: int, env: dict[str, str]) -> list[PathSample]:
-    """From the approve API call to the provider's status recorded on the action."""
+@dataclass(frozen=True)
+class SideBySide:
+    """A direct SDK read and refund beside each approval's path (seconds)."""
+
+    reads: list[float]
+    writes: list[float]
+    path: list[PathSample]
+
+
+def side_by_side(bench: Bench, count: int, env: dict[str, str]) -> SideBySide:
+    """A direct SDK read and refund, then an approval from the approve API call to the
+    provider's status recorded on the action, in turn, ``count`` times: each pair meets the
+    shared machine in the same state, which drifts over a series (run one whole series
+    after the other, a slower minute for one of them moved the ratio by several
+    hundredths)."""
     todo = proposals(bench, payments(bench, count + WARM_UP))
-    return approval_to_status(bench.settings, bench.shop.id, todo, env, bench.sandbox)[WARM_UP:]
+    direct_payments = iter(payments(bench, count + WARM_UP))
+    client = direct_client(bench)
+    direct: list[tuple[float, float]] = []
+    path = approval_to_status(
+        bench.settings,
+        bench.shop.id,
+        todo,
+        env,
+        bench.sandbox,
+        before_each=lambda: direct.append(direct_call(client, next(direct_payments))),
+    )
+    reads, writes = zip(*direct[WARM_UP:], strict=True)
+    return SideBySide(list(reads), list(writes), path[WARM_UP:])
 
 
 class KeptAlive:
@@ -1013,8 +1038,8 @@ def stripe_figures(settings: Settings, args: argparse.Namespace) -> None:
         ratios: list[dict[str, float]] = []
         for latency in (0, 250):
             sandbox.control("POST", "/latency", {"ms": latency})
-            reads, writes = direct_calls(bench, args.calls)
-            samples = caseward_path(bench, args.calls, env)
+            pairs = side_by_side(bench, args.calls, env)
+            reads, writes, samples = pairs.reads, pairs.writes, pairs.path
             direct, path = writes, [sample.recorded for sample in samples]
             d50, d95 = statistics.median(direct) * 1000, percentile(direct, 0.95) * 1000
             c50, c95 = statistics.median(path) * 1000, percentile(path, 0.95) * 1000
