@@ -4,7 +4,9 @@ The client (:mod:`integrations.gorgias`) keeps to the account's request budget, 
 ``Retry-after`` and never posts one of our ids twice; this adapter turns its tickets into
 the facts Caseward keeps, and posts a reply on the ticket's own channel, to its customer
 (both from the ticket as already read), from the account's API user, after looking our id
-up first (a reply is posted again only when Gorgias does not have it).
+up first (a reply is posted again only when Gorgias does not have it). An internal note is
+looked up first only when an earlier run may have posted it: one the job made in its own
+run goes at once, a request of the account's 40 each 20 s saved.
 """
 
 from __future__ import annotations
@@ -67,9 +69,11 @@ class GorgiasDesk:
         )
         return posted.id
 
-    def post_internal_note(self, ticket_id: int, *, body_text: str, our_id: str) -> int:
+    def post_internal_note(
+        self, ticket_id: int, *, body_text: str, our_id: str, already_tried: bool
+    ) -> int:
         return self._client.post_internal_note(
-            ticket_id, body_text=body_text, our_id=our_id, already_tried=True
+            ticket_id, body_text=body_text, our_id=our_id, already_tried=already_tried
         ).id
 
 

@@ -76,7 +76,12 @@ class Desk(Protocol):
 
     def post_reply(self, ticket: TicketFacts, *, body_text: str, our_id: str) -> int: ...
 
-    def post_internal_note(self, ticket_id: int, *, body_text: str, our_id: str) -> int: ...
+    def post_internal_note(
+        self, ticket_id: int, *, body_text: str, our_id: str, already_tried: bool
+    ) -> int:
+        """``already_tried``: an earlier run may have posted ``our_id``, so it is looked
+        for first; False for a note this run made, which no run posted before."""
+        ...
 
 
 DeskFactory = Callable[[GorgiasAccount], Desk]
@@ -163,18 +168,28 @@ def work_call(
         prepared = _prepare(ctx, shop_id, conversation_id)
         if prepared is not None:
             # Named by the newest message it answers: posted once, and looked for when
-            # the call runs again.
-            desk.post_internal_note(ticket_id, body_text=prepared, our_id=_prepared_id(answering))
+            # the call runs again. A message this run kept was prepared by no run before.
+            desk.post_internal_note(
+                ticket_id,
+                body_text=prepared,
+                our_id=_prepared_id(answering),
+                already_tried=not received,
+            )
     actions: list[uuid.UUID] = []
     for taken in claimed:
         command = taken.command
+        # A command an earlier run did has its note kept, which that run may have posted.
+        done_before = taken.done_note is not None
         note, action = (
             (taken.done_note, taken.action_id)
             if taken.done_note is not None
             else _act(ctx, shop_id, conversation_id, command)
         )
         desk.post_internal_note(
-            ticket_id, body_text=note, our_id=f"caseward-note-{command.note_id}"
+            ticket_id,
+            body_text=note,
+            our_id=f"caseward-note-{command.note_id}",
+            already_tried=done_before,
         )
         actions.extend([action] if action else [])
     delivered = deliver_replies(ctx, desk, shop_id, conversation_id, read=ticket)

@@ -63,8 +63,12 @@ class PostingHeldOpen:
             self.other_run_ended.wait(timeout=3)
         return self._desk.post_reply(ticket, body_text=body_text, our_id=our_id)
 
-    def post_internal_note(self, ticket_id: int, *, body_text: str, our_id: str) -> int:
-        return self._desk.post_internal_note(ticket_id, body_text=body_text, our_id=our_id)
+    def post_internal_note(
+        self, ticket_id: int, *, body_text: str, our_id: str, already_tried: bool
+    ) -> int:
+        return self._desk.post_internal_note(
+            ticket_id, body_text=body_text, our_id=our_id, already_tried=already_tried
+        )
 
 
 def test_two_runs_at_once_post_a_waiting_reply_once(

@@ -208,6 +208,38 @@ def test_an_agent_above_their_limit_approves_nothing(
     assert session.scalars(select(Action)).all() == []
 
 
+def test_notes_a_run_made_go_to_gorgias_without_a_look_up_first(
+    gorgias: GorgiasSandbox, helpdesk: str, worker: WorkerProcess
+) -> None:
+    """Gorgias allows an account 40 requests each 20 s, shared by all its tickets. A note
+    the call's own run made (the case prepared, a macro's answer) was posted by no run
+    before: it goes in one request, without listing the ticket's messages for it first."""
+    ticket_id = _open(gorgias, helpdesk)
+    wait_for(
+        lambda: any(n.startswith("Caseward drafted") for n in _notes(gorgias, ticket_id)),
+        what="the note of the case prepared as the ticket opened",
+        timeout=60,
+    )
+    gorgias.agent_writes(
+        ticket_id, "caseward: send status", internal=True, user_email=PROPOSER_EMAIL
+    )
+
+    def ours() -> list[dict[str, Any]]:
+        return [
+            m
+            for m in _messages(gorgias, ticket_id)
+            if (m["external_id"] or "").startswith("caseward-")
+        ]
+
+    wait_for(lambda: len(ours()) == 2, what="the macro's answer as a note", timeout=60)
+    sent = [(r.method, r.path, r.status) for r in gorgias.received_requests(helpdesk)]
+    assert [r for r in sent if r[0] == "POST"] == [
+        ("POST", f"/api/tickets/{ticket_id}/messages", 201)
+    ] * 2
+    assert [r for r in sent if r[1].startswith("/api/messages")] == []
+    assert all(not m["public"] for m in ours())
+
+
 def _prepared_once_despite(gorgias: GorgiasSandbox, domain: str, fault: Fault) -> str:
     """Open a ticket with ``fault`` armed for its account; returns the one note that
     prepared its case, once the call has run again past the fault."""
