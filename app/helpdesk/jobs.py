@@ -178,18 +178,16 @@ def work_call(
     actions: list[uuid.UUID] = []
     for taken in claimed:
         command = taken.command
-        # A command an earlier run did has its note kept, which that run may have posted.
-        done_before = taken.done_note is not None
-        note, action = (
-            (taken.done_note, taken.action_id)
-            if taken.done_note is not None
-            else _act(ctx, shop_id, conversation_id, command)
-        )
+        if taken.done_note is not None:
+            # Done by an earlier run, which may have posted its note before failing.
+            note, action, already_tried = taken.done_note, taken.action_id, True
+        else:
+            (note, action), already_tried = _act(ctx, shop_id, conversation_id, command), False
         desk.post_internal_note(
             ticket_id,
             body_text=note,
             our_id=f"caseward-note-{command.note_id}",
-            already_tried=done_before,
+            already_tried=already_tried,
         )
         actions.extend([action] if action else [])
     delivered = deliver_replies(ctx, desk, shop_id, conversation_id, read=ticket)
