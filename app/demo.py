@@ -64,7 +64,7 @@ from app.execution.models import Action, ActionStatus
 from app.guard import IdentityLevel
 from app.helpdesk.connection import SECRET_HEADER, gorgias_connection, save_gorgias_connection
 from app.helpdesk.events import CALL_TRIGGERS, call_body_template
-from app.helpdesk.gorgias_desk import gorgias_desks
+from app.helpdesk.gorgias_desk import check_account
 from app.history_audit.jobs import enqueue_scan
 from app.history_audit.models import HistoryScan
 from app.history_audit.scan import start_scan
@@ -974,7 +974,7 @@ def connect_demo_helpdesk(
             username=GORGIAS_DEMO_API_USER,
             api_key=GORGIAS_DEMO_API_KEY,
             box=box,
-            check=lambda account: gorgias_desks(settings, connect_redis(settings))(account).check(),
+            check=lambda account: check_account(settings, connect_redis(settings), account),
             now=utcnow(),
         ).connection
         session.commit()

@@ -101,19 +101,28 @@ def gorgias_desks(settings: Settings, redis: Redis) -> Callable[[GorgiasAccount]
     """Desks by account, each kept for the process: one client (and its connections)
     per account and credentials, however many jobs use it. Every client draws on the
     account's budget in ``redis``, which every process of the deployment shares."""
-    budgets: Budgets = SharedBudgets(redis)
+    budgets = SharedBudgets(redis)
 
     @functools.cache
     def desk(account: GorgiasAccount) -> GorgiasDesk:
-        return GorgiasDesk(
-            GorgiasClient(
-                account.domain,
-                account.username,
-                account.api_key,
-                timeout_s=settings.provider_timeout_seconds,
-                api_base=settings.gorgias_api_base or None,
-                budgets=budgets,
-            )
-        )
+        return GorgiasDesk(_client(settings, budgets, account))
 
     return desk
+
+
+def check_account(settings: Settings, redis: Redis, account: GorgiasAccount) -> None:
+    """Read ``account`` once, as an owner saves it (:meth:`GorgiasDesk.check`), with a client
+    closed afterwards: a check is one request, not a desk kept for the process."""
+    with _client(settings, SharedBudgets(redis), account) as client:
+        GorgiasDesk(client).check()
+
+
+def _client(settings: Settings, budgets: Budgets, account: GorgiasAccount) -> GorgiasClient:
+    return GorgiasClient(
+        account.domain,
+        account.username,
+        account.api_key,
+        timeout_s=settings.provider_timeout_seconds,
+        api_base=settings.gorgias_api_base or None,
+        budgets=budgets,
+    )

@@ -182,7 +182,8 @@ def work_call(
             # Done by an earlier run, which may have posted its note before failing.
             note, action, already_tried = taken.done_note, taken.action_id, True
         else:
-            (note, action), already_tried = _act(ctx, shop_id, conversation_id, command), False
+            note, action = _act(ctx, shop_id, conversation_id, command)
+            already_tried = False
         desk.post_internal_note(
             ticket_id,
             body_text=note,

@@ -30,6 +30,7 @@ from app.crypto import secret_box
 from app.demo import SHOP_DOMAIN, LinenShop, connect_demo_helpdesk
 from app.execution.executor import ExecutionContext
 from app.execution.models import Action
+from app.helpdesk.connection import gorgias_connection
 from app.helpdesk.events import CALL_TRIGGERS, call_body_template
 from app.helpdesk.jobs import HELPDESK
 from app.settings import Settings
@@ -84,6 +85,26 @@ def helpdesk(
             headers={"X-Caseward-Secret": answer["integration_secret"]},
         )
     return domain
+
+
+def test_credentials_gorgias_refuses_are_named_and_nothing_is_saved(
+    gorgias: GorgiasSandbox, linen: LinenShop, owner: Staff, session: Session
+) -> None:
+    """The owner's save reads the account once at Gorgias: a key Gorgias refuses is a 400
+    naming ``api_key``, and the shop keeps no connection."""
+    name = f"linen-{uuid.uuid4().hex[:8]}"
+    gorgias.create_account(name, api_users=[ApiUser(API_USER, API_KEY, "Support")])
+
+    refused = owner.put(
+        "/api/shop/connections/gorgias",
+        {"domain": name, "username": API_USER, "api_key": "not-the-key-0123456789"},
+    )
+
+    assert refused.status_code == 400, refused.get_json()
+    error = refused.get_json()["error"]
+    assert error["field"] == "api_key" and "Gorgias refused these credentials" in error["message"]
+    session.expire_all()
+    assert gorgias_connection(session, linen.shop_id) is None
 
 
 def _messages(gorgias: GorgiasSandbox, ticket_id: int) -> list[dict[str, Any]]:

@@ -64,7 +64,7 @@ from app.helpdesk.connection import (
     save_gorgias_connection,
     set_prepare_on_arrival,
 )
-from app.helpdesk.gorgias_desk import gorgias_desks
+from app.helpdesk.gorgias_desk import check_account
 from app.history_audit.report import (
     EXPORT_FORMATS,
     FindingFilter,
@@ -502,7 +502,7 @@ def shop_connect_gorgias() -> Response:
     body = json_body("domain", "username", "api_key")
     session = request_session()
     settings = _settings()
-    desks = gorgias_desks(settings, RedisExtension.connection(current_app))
+    redis = RedisExtension.connection(current_app)
     saved = save_gorgias_connection(
         session,
         shop=g.shop,
@@ -511,7 +511,7 @@ def shop_connect_gorgias() -> Response:
         username=body.get("username"),
         api_key=body.get("api_key"),
         box=current_app.extensions["caseward.secret_box"],
-        check=lambda account: desks(account).check(),
+        check=lambda account: check_account(settings, redis, account),
         now=utcnow(),
     )
     session.commit()
